@@ -1,0 +1,49 @@
+"""Benchmark fixture: herald serving `echo(text)` and `progress(steps)`.
+
+Same tools and flags as the fixtures in the shared bench folder, so mcpload.py can
+measure herald side by side with them:
+  python bench/echo_server.py [--transport stdio|http] [--port N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from herald import Context, Server
+
+
+def build() -> Server:
+    server = Server("bench-herald", version="0")
+
+    @server.tool
+    async def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool
+    async def progress(steps: int, ctx: Context) -> str:
+        """Send `steps` progress notifications, then return."""
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps)
+        return f"done {steps}"
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args(argv)
+    server = build()
+    if args.transport == "stdio":
+        from herald.transports.stdio import run_stdio
+
+        run_stdio(server)
+    else:
+        sys.exit("the HTTP transport is not available yet")
+
+
+if __name__ == "__main__":
+    main()

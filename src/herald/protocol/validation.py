@@ -1,0 +1,98 @@
+"""Check params and results against the official wire types for the version in force.
+
+The `mcp_types` surface maps are the version gate (a method absent for a version does
+not exist there) and the shape check. Pydantic's errors are rewritten into one sentence
+a person can act on; when a required field is missing and the params hold a field with
+a familiar wrong name (`tool` for `name`, `resourceId` for `uri`) the message says so.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any, Final
+
+from mcp_types import methods
+from pydantic import ValidationError
+
+from herald.protocol.errors import InternalError, InvalidParams, MethodNotFound
+
+#: Wrong names people (and models) commonly use, mapped to the spec's field names.
+FAMILIAR_MISTAKES: Final[Mapping[str, str]] = {
+    "tool": "name",
+    "toolName": "name",
+    "tool_name": "name",
+    "args": "arguments",
+    "arg": "arguments",
+    "params": "arguments",
+    "input": "arguments",
+    "parameters": "arguments",
+    "resourceId": "uri",
+    "resource_id": "uri",
+    "resource": "uri",
+    "url": "uri",
+    "prompt": "name",
+    "promptName": "name",
+    "version": "protocolVersion",
+    "protocol_version": "protocolVersion",
+    "clientinfo": "clientInfo",
+    "client_info": "clientInfo",
+}
+
+
+def validate_request_params(method: str, version: str, params: Mapping[str, Any] | None) -> None:
+    """Raise `MethodNotFound` or `InvalidParams` unless `params` fit `method` at `version`."""
+    try:
+        methods.validate_client_request(method, version, params)
+    except KeyError:
+        raise MethodNotFound(f"Method not found: {method} (protocol version {version})") from None
+    except ValidationError as exc:
+        raise InvalidParams(describe(method, params, exc)) from None
+
+
+def validate_notification_params(method: str, version: str, params: Mapping[str, Any] | None) -> bool:
+    """Whether a client notification is one this version knows, with valid params."""
+    try:
+        methods.validate_client_notification(method, version, params)
+    except (KeyError, ValidationError):
+        return False
+    return True
+
+
+def serialize_result(method: str, version: str, result: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a result we are about to send and return its wire shape.
+
+    A result that does not fit the schema is our bug: it becomes an internal error and
+    the detail goes to the log through the exception chain.
+    """
+    try:
+        return methods.serialize_server_result(method, version, result)
+    except KeyError:
+        return dict(result)
+    except ValidationError as exc:
+        raise InternalError(f"Internal error: the {method} result did not match the schema") from exc
+
+
+def describe(method: str, params: Mapping[str, Any] | None, error: ValidationError) -> str:
+    """One readable sentence for a pydantic validation error of request params."""
+    given = set(params or {})
+    problems: list[str] = []
+    for detail in error.errors(include_url=False):
+        location = [str(part) for part in detail["loc"] if part != "params"]
+        field = ".".join(location) or "params"
+        if detail["type"] == "missing":
+            problems.append(_missing(field, location, given))
+        else:
+            problems.append(f"'{field}': {detail['msg']}")
+    return f"Invalid params for {method}: " + "; ".join(dict.fromkeys(problems))
+
+
+def _missing(field: str, location: list[str], given: set[str]) -> str:
+    message = f"missing required field '{field}'"
+    if len(location) != 1:
+        return message
+    wrong = [name for name in given if FAMILIAR_MISTAKES.get(name) == location[0]]
+    wrong = wrong or difflib.get_close_matches(location[0], sorted(given), n=1, cutoff=0.7)
+    if wrong:
+        message += f" (got '{wrong[0]}'; the field is called '{location[0]}')"
+    return message

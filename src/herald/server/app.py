@@ -1,0 +1,293 @@
+"""`Server`: the public API for declaring what an MCP server offers.
+
+Decorators read type hints and docstrings so that a typed function is a complete
+definition; anything can be given explicitly instead (schemas, titles, annotations,
+icons, `_meta`). Capabilities are computed from what is registered, never written by
+hand, and the server tells every live connection when a list changes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
+
+from herald.protocol.errors import ToolError
+from herald.protocol.messages import Notification
+from herald.server.context import Context
+from herald.server.registry import (
+    Completer,
+    ListKind,
+    PromptArgument,
+    PromptSpec,
+    Registry,
+    ResourceSpec,
+    ResourceTemplateSpec,
+    ToolSpec,
+)
+from herald.server.signature import output_schema_of, read_signature
+
+F = TypeVar("F", bound=Callable[..., Any])
+ServerListener = Callable[[Notification, str | None], None]
+
+
+class Server:
+    """An MCP server definition, independent of any transport."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int = 100,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "private",
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.page_size = page_size
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.registry = Registry()
+        self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
+        self._listeners: list[ServerListener] = []
+        self.registry.on_change(self._list_changed)
+
+    # -- what the server says about itself ---------------------------------------------
+
+    def server_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        return info
+
+    def capabilities(self) -> dict[str, Any]:
+        """Derived from the registry: a capability is declared exactly when it is served."""
+        registry = self.registry
+        capabilities: dict[str, Any] = {"logging": {}}
+        if registry.tools:
+            capabilities["tools"] = {"listChanged": True}
+        if registry.resources or registry.templates:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
+        if registry.prompts:
+            capabilities["prompts"] = {"listChanged": True}
+        if registry.has_completions():
+            capabilities["completions"] = {}
+        return capabilities
+
+    # -- server-initiated messages -------------------------------------------------------
+
+    def add_listener(self, listener: ServerListener) -> Callable[[], None]:
+        """Connections listen for server-initiated notifications; returns the unsubscriber.
+
+        The second argument is the resource URI for `notifications/resources/updated`,
+        so each connection can check its own subscriptions.
+        """
+        self._listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return remove
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to `uri` that its content changed."""
+        self._broadcast(Notification("notifications/resources/updated", {"uri": uri}), uri)
+
+    def _list_changed(self, kind: ListKind) -> None:
+        self._broadcast(Notification(f"notifications/{kind}/list_changed"), None)
+
+    def _broadcast(self, notification: Notification, uri: str | None) -> None:
+        for listener in list(self._listeners):
+            listener(notification, uri)
+
+    # -- registration ----------------------------------------------------------------------
+
+    @overload
+    def tool(self, function: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        function: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Any:
+        """Register a tool. Arguments and output schemas come from type hints unless given."""
+
+        def register(target: F) -> F:
+            signature = read_signature(target, Context)
+            if input_schema is not None:
+                signature = type(signature)(
+                    input_schema, None, signature.context_parameter, signature.parameter_names
+                )
+            self.registry.add_tool(
+                ToolSpec(
+                    name=name or target.__name__,
+                    function=target,
+                    signature=signature,
+                    description=description or _doc(target) or (name or target.__name__),
+                    input_schema=signature.schema,
+                    output_schema=output_schema if output_schema is not None else output_schema_of(target),
+                    title=title,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                )
+            )
+            return target
+
+        return register(function) if function is not None else register
+
+    def remove_tool(self, name: str) -> None:
+        self.registry.remove_tool(name)
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource at a fixed URI; the function returns str, bytes or JSON data."""
+
+        def register(target: F) -> F:
+            self.registry.add_resource(
+                ResourceSpec(
+                    uri=uri,
+                    name=name or target.__name__,
+                    function=target,
+                    context_parameter=_context_parameter(target),
+                    description=description or _doc(target),
+                    mime_type=mime_type,
+                    title=title,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                )
+            )
+            return target
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        complete: dict[str, Completer] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a URI template; its variables become the function's keyword arguments.
+
+        The function raises `LookupError` (e.g. `KeyError`) for a URI it does not serve,
+        which the client receives as "resource not found".
+        """
+
+        def register(target: F) -> F:
+            spec = ResourceTemplateSpec(
+                uri_template=uri_template,
+                name=name or target.__name__,
+                function=target,
+                context_parameter=_context_parameter(target),
+                description=description or _doc(target),
+                mime_type=mime_type,
+                title=title,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                completers=dict(complete or {}),
+            )
+            missing = set(spec.variables) - set(inspect.signature(target).parameters)
+            if missing:
+                raise TypeError(f"{target.__qualname__} lacks parameters for {sorted(missing)}")
+            self.registry.add_template(spec)
+            return target
+
+        return register
+
+    def prompt(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        complete: dict[str, Completer] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a prompt; its string parameters are the prompt's arguments."""
+
+        def register(target: F) -> F:
+            signature = read_signature(target, Context)
+            required = set(signature.schema.get("required", []))
+            properties: dict[str, Any] = signature.schema.get("properties", {})
+            arguments = tuple(
+                PromptArgument(arg, properties[arg].get("description"), arg in required)
+                for arg in signature.parameter_names
+            )
+            self.registry.add_prompt(
+                PromptSpec(
+                    name=name or target.__name__,
+                    function=target,
+                    signature=signature,
+                    arguments=arguments,
+                    description=description or _doc(target),
+                    title=title,
+                    icons=icons,
+                    meta=meta,
+                    completers=dict(complete or {}),
+                )
+            )
+            return target
+
+        return register
+
+    def remove_prompt(self, name: str) -> None:
+        self.registry.remove_prompt(name)
+
+
+def _doc(function: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(function)
+    return doc.strip() if doc else None
+
+
+def _context_parameter(function: Callable[..., Any]) -> str | None:
+    hints = typing.get_type_hints(function)
+    return next((name for name, hint in hints.items() if hint is Context), None)

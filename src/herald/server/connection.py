@@ -1,0 +1,241 @@
+"""One client on one ordered message stream (stdio, or an in-memory pair in tests).
+
+The connection applies the handshake session table, reads the modern envelope of
+requests that carry one, and serves every request in its own task so a slow tool
+never blocks `ping`. It owns no I/O: bytes come in through `receive_data` and
+messages leave through the `Outbox` the transport gave it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch, decode, error_id, error_response
+from herald.protocol.errors import InvalidRequest, ProtocolError
+from herald.protocol.messages import ErrorResponse, Message, Notification, Request, RequestId, Response
+from herald.protocol.modern import is_modern_request, read_envelope
+from herald.protocol.session import HandshakeSession, SessionInput, Verdict, classify
+from herald.protocol.validation import validate_notification_params, validate_request_params
+from herald.protocol.versions import BATCH_VERSIONS, LATEST_HANDSHAKE_VERSION, negotiate
+from herald.server.dispatch import error_reply, respond
+from herald.server.outbox import Outbox
+from herald.server.scope import ClientSession, RequestScope
+
+if TYPE_CHECKING:
+    from herald.server.app import Server
+
+logger = logging.getLogger("herald.connection")
+
+#: Until the client calls `logging/setLevel`, log messages at this level and above go out.
+DEFAULT_LOG_LEVEL = "info"
+
+_REFUSALS = {
+    Verdict.REFUSE_NOT_INITIALIZED: (
+        "Session not initialized: send 'initialize' first (only 'ping' is allowed before it)"
+    ),
+    Verdict.REFUSE_ALREADY_INITIALIZED: "Session already initialized: 'initialize' may be sent only once",
+    Verdict.REFUSE_CLOSED: "Session closed",
+}
+
+
+class Connection:
+    """Serves one client: both eras, concurrent requests, cancellation, orderly close."""
+
+    def __init__(self, server: Server, outbox: Outbox, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES):
+        self.server = server
+        self.outbox = outbox
+        self.max_message_bytes = max_message_bytes
+        self.handshake = HandshakeSession()
+        self.session: ClientSession | None = None
+        self._in_flight: dict[RequestId, asyncio.Future[Response | ErrorResponse | None]] = {}
+        self._batch_replies: set[asyncio.Task[None]] = set()
+        self._stop_listening = server.add_listener(self._on_server_notification)
+
+    # -- input -----------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes) -> None:
+        """Handle one frame: a message, or a batch where the session allows batches."""
+        try:
+            decoded = decode(data, max_bytes=self.max_message_bytes)
+        except ProtocolError as exc:
+            self.outbox.send(error_response(error_id(exc), exc))
+            return
+        if isinstance(decoded, Batch):
+            self._receive_batch(decoded)
+        else:
+            self.receive_message(decoded)
+
+    def receive_message(self, message: Message) -> None:
+        if isinstance(message, Request):
+            self._receive_request(message)
+        elif isinstance(message, Notification):
+            self._receive_notification(message)
+        elif isinstance(message, ErrorResponse) and message.id is None:
+            logger.warning("client reported an error: %s", message.error)
+        else:
+            logger.debug("ignoring a response to no request of ours: %r", message.id)
+
+    def _receive_batch(self, batch: Batch) -> None:
+        version = self.session.protocol_version if self.session else None
+        if version not in BATCH_VERSIONS:
+            refusal = InvalidRequest(
+                f"JSON-RPC batches are not supported in protocol version {version or 'before initialize'}; "
+                "they are allowed only on a 2025-03-26 session"
+            )
+            self.outbox.send(error_response(None, refusal))
+            return
+        replies: list[asyncio.Future[Response | ErrorResponse | None]] = []
+        for item in batch.items:
+            if isinstance(item, ErrorResponse):
+                replies.append(_done(item))
+            elif isinstance(item, Request):
+                replies.append(self._start_request(item))
+            else:
+                self.receive_message(item)
+        if replies:
+            task = asyncio.ensure_future(self._send_batch_reply(replies))
+            self._batch_replies.add(task)
+            task.add_done_callback(self._batch_replies.discard)
+
+    async def _send_batch_reply(self, replies: list[asyncio.Future[Response | ErrorResponse | None]]) -> None:
+        answered = await asyncio.gather(*replies)
+        found = tuple(reply for reply in answered if reply is not None)
+        if found:
+            self.outbox.send(found)
+
+    def _receive_request(self, request: Request) -> None:
+        future = self._start_request(request)
+        future.add_done_callback(self._send_reply)
+
+    def _send_reply(self, future: asyncio.Future[Response | ErrorResponse | None]) -> None:
+        if not future.cancelled() and (reply := future.result()) is not None:
+            self.outbox.send(reply)
+
+    def _start_request(self, request: Request) -> asyncio.Future[Response | ErrorResponse | None]:
+        """Begin serving a request; the future yields its reply, or None when cancelled."""
+        if request.id in self._in_flight:
+            duplicate = InvalidRequest(f"Request id {request.id!r} is already in use by a request in flight")
+            return _done(error_response(request.id, duplicate))
+        try:
+            scope = self._scope_for(request)
+        except ProtocolError as exc:
+            return _done(error_response(request.id, exc))
+        if scope is None:  # `initialize` is answered inline so that what follows it sees the session
+            return _done(self._initialize(request))
+        task = asyncio.ensure_future(self._serve(scope))
+        self._in_flight[request.id] = task
+        return task
+
+    async def _serve(self, scope: RequestScope) -> Response | ErrorResponse | None:
+        try:
+            return await respond(self.server, scope)
+        except asyncio.CancelledError:
+            return None  # cancelled by the client, or by shutdown: JSON-RPC sends no reply
+        finally:
+            self._in_flight.pop(scope.request.id, None)
+
+    def _scope_for(self, request: Request) -> RequestScope | None:
+        if is_modern_request(request.method, request.params):
+            envelope = read_envelope(request.method, request.params)
+            return RequestScope(
+                request=request,
+                version=envelope.version,
+                modern=True,
+                client_capabilities=envelope.client_capabilities,
+                client_info=envelope.client_info,
+                outbox=self.outbox,
+                progress_token=envelope.progress_token,
+                log_threshold=envelope.log_level,
+            )
+        event = classify(request.method, is_request=True)
+        verdict = self.handshake.verdict_for(event)
+        if verdict is not Verdict.ACCEPT:
+            raise InvalidRequest(_REFUSALS[verdict])
+        if event is SessionInput.INITIALIZE:
+            return None
+        session = self.session
+        meta = (request.params or {}).get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        return RequestScope(
+            request=request,
+            version=session.protocol_version if session else LATEST_HANDSHAKE_VERSION,
+            modern=False,
+            client_capabilities=session.client_capabilities if session else {},
+            client_info=session.client_info if session else None,
+            outbox=self.outbox,
+            progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
+            log_threshold=(session.log_level or DEFAULT_LOG_LEVEL) if session else None,
+            session=session,
+        )
+
+    def _initialize(self, request: Request) -> Response | ErrorResponse:
+        scope = RequestScope(request, LATEST_HANDSHAKE_VERSION, False, {}, None, self.outbox)
+        try:
+            validate_request_params("initialize", LATEST_HANDSHAKE_VERSION, request.params)
+        except ProtocolError as exc:
+            return error_reply(scope, exc)
+        params: dict[str, Any] = request.params or {}
+        version = negotiate(params.get("protocolVersion"))
+        self.handshake.receive(SessionInput.INITIALIZE)
+        self.handshake.protocol_version = version
+        self.session = ClientSession(version, params.get("capabilities") or {}, params.get("clientInfo"))
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.server.capabilities(),
+            "serverInfo": self.server.server_info(),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return Response(request.id, result)
+
+    def _receive_notification(self, notification: Notification) -> None:
+        version = self.session.protocol_version if self.session else LATEST_HANDSHAKE_VERSION
+        if notification.method == "notifications/cancelled":
+            request_id = (notification.params or {}).get("requestId")
+            task = self._in_flight.get(request_id) if isinstance(request_id, str | int) else None
+            if task is not None:
+                task.cancel()
+            return
+        if notification.method == "notifications/initialized":
+            self.handshake.receive(SessionInput.INITIALIZED)
+            return
+        if not validate_notification_params(notification.method, version, notification.params):
+            logger.debug("ignoring notification %s", notification.method)
+
+    # -- server-initiated messages ------------------------------------------------------------
+
+    def _on_server_notification(self, notification: Notification, uri: str | None) -> None:
+        if not self.handshake.may_notify or self.session is None:
+            return
+        if uri is not None:
+            if uri in self.session.subscriptions:
+                self.outbox.send(notification)
+            return
+        kind = notification.method.split("/")[1]
+        if self.server.capabilities().get(kind, {}).get("listChanged"):
+            self.outbox.send(notification)
+
+    # -- shutdown ----------------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    async def aclose(self, *, cancel: bool = False) -> None:
+        """Finish (or with `cancel`, stop) every request in flight, then detach from the server."""
+        while self._in_flight or self._batch_replies:
+            tasks: list[asyncio.Future[Any]] = [*self._in_flight.values(), *self._batch_replies]
+            if cancel:
+                for task in tasks:
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self.handshake.receive(SessionInput.CLOSE)
+        self._stop_listening()
+
+
+def _done(reply: Response | ErrorResponse) -> asyncio.Future[Response | ErrorResponse | None]:
+    future: asyncio.Future[Response | ErrorResponse | None] = asyncio.get_running_loop().create_future()
+    future.set_result(reply)
+    return future

@@ -1,0 +1,69 @@
+"""Serve one request in a scope: gate, validate, handle, shape the result.
+
+The same steps run for both eras; the scope says which version's schema applies and
+whether the modern result fields (`resultType`, cache hints, server info) are added.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcp_types import SERVER_INFO_META_KEY
+from mcp_types.methods import CACHEABLE_METHODS
+
+from herald.protocol.errors import InternalError, MethodNotFound, ProtocolError, ResourceNotFound
+from herald.protocol.messages import ErrorResponse, Response
+from herald.protocol.validation import serialize_result, validate_request_params
+from herald.server.handlers import HANDLERS
+from herald.server.scope import RequestScope
+
+if TYPE_CHECKING:
+    from herald.server.app import Server
+
+logger = logging.getLogger("herald.server")
+
+
+async def respond(server: Server, scope: RequestScope) -> Response | ErrorResponse:
+    """The response to send for `scope.request`; never raises but for cancellation."""
+    try:
+        return Response(scope.request.id, await run(server, scope))
+    except ProtocolError as exc:
+        return error_reply(scope, exc)
+    except Exception:
+        logger.exception("internal error while serving %s", scope.request.method)
+        return error_reply(scope, InternalError("Internal error"))
+
+
+def error_reply(scope: RequestScope, error: ProtocolError) -> ErrorResponse:
+    body = error.to_error_object()
+    if isinstance(error, ResourceNotFound):
+        body["code"] = error.code_for(scope.modern)
+    if error.__cause__ is not None and isinstance(error, InternalError):
+        logger.error("%s", error.message, exc_info=error.__cause__)
+    return ErrorResponse(scope.request.id, body)
+
+
+async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
+    method = scope.request.method
+    entry = HANDLERS.get(method)
+    if entry is None:
+        raise MethodNotFound(f"Method not found: {method}")
+    handler, capability = entry
+    if capability is not None and capability not in server.capabilities():
+        raise MethodNotFound(f"Method not found: {method} (this server declares no {capability} capability)")
+    validate_request_params(method, scope.version, scope.request.params)
+    result = await handler(server, scope)
+    if scope.modern:
+        add_modern_fields(server, method, result)
+    return serialize_result(method, scope.version, result)
+
+
+def add_modern_fields(server: Server, method: str, result: dict[str, Any]) -> None:
+    """What every 2026-07-28 result carries: its type, cache hints where defined, and who we are."""
+    result.setdefault("resultType", "complete")
+    if method in CACHEABLE_METHODS:
+        result.setdefault("ttlMs", server.cache_ttl_ms)
+        result.setdefault("cacheScope", server.cache_scope)
+    meta = result.setdefault("_meta", {})
+    meta.setdefault(SERVER_INFO_META_KEY, server.server_info())

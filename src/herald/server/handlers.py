@@ -1,0 +1,240 @@
+"""The MCP methods, written once for both eras.
+
+Each handler takes the server and a `RequestScope` and returns the result object, or
+raises a `ProtocolError`. Era differences that the spec defines per revision (how bad
+tool arguments are reported, which code an unknown resource gets) are decided from
+`scope.version` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from herald.protocol.cursor import paginate
+from herald.protocol.errors import InvalidParams, ResourceNotFound
+from herald.protocol.versions import ARGUMENT_ERRORS_AS_RESULTS_SINCE, SUPPORTED_VERSIONS, is_at_least
+from herald.server.context import Context
+from herald.server.logging_levels import SEVERITY
+from herald.server.results import (
+    error_result,
+    prompt_result,
+    resource_contents,
+    tool_result,
+    tool_result_to_wire,
+)
+from herald.server.scope import RequestScope
+
+if TYPE_CHECKING:
+    from herald.server.app import Server
+
+logger = logging.getLogger("herald.server")
+Handler = Callable[["Server", RequestScope], Awaitable[dict[str, Any]]]
+MAX_COMPLETIONS = 100
+
+
+async def call(function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    """Call a user function, sync or async."""
+    value = function(**arguments)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def make_context(server: Server, scope: RequestScope) -> Context:
+    return Context(
+        server=server,
+        request_id=scope.request.id,
+        protocol_version=scope.version,
+        client_capabilities=scope.client_capabilities,
+        client_info=scope.client_info,
+        outbox=scope.outbox,
+        progress_token=scope.progress_token,
+        log_threshold=scope.log_threshold,
+    )
+
+
+async def ping(server: Server, scope: RequestScope) -> dict[str, Any]:
+    return {}
+
+
+async def discover(server: Server, scope: RequestScope) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "supportedVersions": list(SUPPORTED_VERSIONS),
+        "capabilities": server.capabilities(),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def list_tools(server: Server, scope: RequestScope) -> dict[str, Any]:
+    tools = [spec.to_wire() for spec in server.registry.tools.values()]
+    return paginate("tools", tools, scope.params.get("cursor"), server.page_size)
+
+
+async def call_tool(server: Server, scope: RequestScope) -> dict[str, Any]:
+    name = scope.params["name"]
+    spec = server.registry.tools.get(name)
+    if spec is None:
+        raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list to see the available tools.")
+    arguments = scope.params.get("arguments") or {}
+    problems = [
+        f"{_path(error.instance_path)}: {error.message}" for error in spec.validator.iter_errors(arguments)
+    ]
+    if problems:
+        message = f"Invalid arguments for tool {name!r}: " + "; ".join(problems)
+        if is_at_least(scope.version, ARGUMENT_ERRORS_AS_RESULTS_SINCE):
+            return error_result(message)
+        raise InvalidParams(message)
+    values = spec.signature.convert(arguments)
+    if spec.signature.context_parameter is not None:
+        values[spec.signature.context_parameter] = make_context(server, scope)
+    try:
+        result = tool_result(await call(spec.function, values))
+    except server.tool_error_types as exc:
+        return error_result(str(exc))
+    except Exception:
+        logger.exception("tool %r raised", name)
+        return error_result(f"Tool {name!r} failed with an internal error.")
+    if spec.output_validator is not None and not result.is_error:
+        if result.structured is None:
+            return error_result(f"Tool {name!r} declares an outputSchema but returned no structured content.")
+        found = [error.message for error in spec.output_validator.iter_errors(result.structured)]
+        if found:
+            logger.error("tool %r returned structured content outside its outputSchema: %s", name, found)
+            return error_result(f"Tool {name!r} produced output that does not match its outputSchema.")
+    return tool_result_to_wire(result)
+
+
+async def list_resources(server: Server, scope: RequestScope) -> dict[str, Any]:
+    resources = [spec.to_wire() for spec in server.registry.resources.values()]
+    return paginate("resources", resources, scope.params.get("cursor"), server.page_size)
+
+
+async def list_resource_templates(server: Server, scope: RequestScope) -> dict[str, Any]:
+    templates = [spec.to_wire() for spec in server.registry.templates.values()]
+    return paginate("resourceTemplates", templates, scope.params.get("cursor"), server.page_size)
+
+
+async def read_resource(server: Server, scope: RequestScope) -> dict[str, Any]:
+    uri: str = scope.params["uri"]
+    spec = server.registry.resources.get(uri)
+    if spec is not None:
+        values: dict[str, Any] = {}
+        function, context_parameter, mime_type = spec.function, spec.context_parameter, spec.mime_type
+    else:
+        found = server.registry.find_template(uri)
+        if found is None:
+            raise ResourceNotFound(uri)
+        template, variables = found
+        values = dict(variables)
+        function, context_parameter, mime_type = (
+            template.function,
+            template.context_parameter,
+            template.mime_type,
+        )
+    if context_parameter is not None:
+        values[context_parameter] = make_context(server, scope)
+    try:
+        value = await call(function, values)
+    except LookupError:
+        raise ResourceNotFound(uri) from None
+    return {"contents": resource_contents(uri, mime_type, value)}
+
+
+async def subscribe(server: Server, scope: RequestScope) -> dict[str, Any]:
+    assert scope.session is not None  # the method exists only in the handshake era
+    scope.session.subscriptions.add(scope.params["uri"])
+    return {}
+
+
+async def unsubscribe(server: Server, scope: RequestScope) -> dict[str, Any]:
+    assert scope.session is not None
+    scope.session.subscriptions.discard(scope.params["uri"])
+    return {}
+
+
+async def list_prompts(server: Server, scope: RequestScope) -> dict[str, Any]:
+    prompts = [spec.to_wire() for spec in server.registry.prompts.values()]
+    return paginate("prompts", prompts, scope.params.get("cursor"), server.page_size)
+
+
+async def get_prompt(server: Server, scope: RequestScope) -> dict[str, Any]:
+    name = scope.params["name"]
+    spec = server.registry.prompts.get(name)
+    if spec is None:
+        raise InvalidParams(f"Unknown prompt: {name!r}. Call prompts/list to see the available prompts.")
+    arguments = dict(scope.params.get("arguments") or {})
+    missing = [
+        argument.name for argument in spec.arguments if argument.required and argument.name not in arguments
+    ]
+    if missing:
+        raise InvalidParams(f"Missing required arguments for prompt {name!r}: {', '.join(missing)}")
+    unknown = sorted(set(arguments) - {argument.name for argument in spec.arguments})
+    if unknown:
+        raise InvalidParams(f"Unknown arguments for prompt {name!r}: {', '.join(unknown)}")
+    values = spec.signature.convert(arguments)
+    if spec.signature.context_parameter is not None:
+        values[spec.signature.context_parameter] = make_context(server, scope)
+    try:
+        return prompt_result(await call(spec.function, values))
+    except ValueError as exc:
+        raise InvalidParams(f"Invalid arguments for prompt {name!r}: {exc}") from None
+
+
+async def complete(server: Server, scope: RequestScope) -> dict[str, Any]:
+    reference = scope.params["ref"]
+    argument = scope.params["argument"]
+    if reference["type"] == "ref/prompt":
+        prompt = server.registry.prompts.get(reference["name"])
+        if prompt is None:
+            raise InvalidParams(f"Unknown prompt: {reference['name']!r}")
+        completers = prompt.completers
+    else:
+        template = server.registry.templates.get(reference["uri"])
+        if template is None:
+            raise InvalidParams(f"Unknown resource template: {reference['uri']!r}")
+        completers = template.completers
+    completer = completers.get(argument["name"])
+    values: list[str] = [] if completer is None else await call(completer, {"prefix": argument["value"]})
+    return {
+        "completion": {
+            "values": values[:MAX_COMPLETIONS],
+            "total": len(values),
+            "hasMore": len(values) > MAX_COMPLETIONS,
+        }
+    }
+
+
+async def set_level(server: Server, scope: RequestScope) -> dict[str, Any]:
+    assert scope.session is not None
+    level = scope.params["level"]
+    if level not in SEVERITY:
+        raise InvalidParams(f"Unknown log level {level!r}; use one of {', '.join(SEVERITY)}")
+    scope.session.log_level = level
+    return {}
+
+
+#: method -> (handler, the server capability that must be declared for it, if any).
+HANDLERS: dict[str, tuple[Handler, str | None]] = {
+    "ping": (ping, None),
+    "server/discover": (discover, None),
+    "tools/list": (list_tools, "tools"),
+    "tools/call": (call_tool, "tools"),
+    "resources/list": (list_resources, "resources"),
+    "resources/templates/list": (list_resource_templates, "resources"),
+    "resources/read": (read_resource, "resources"),
+    "resources/subscribe": (subscribe, "resources"),
+    "resources/unsubscribe": (unsubscribe, "resources"),
+    "prompts/list": (list_prompts, "prompts"),
+    "prompts/get": (get_prompt, "prompts"),
+    "completion/complete": (complete, "completions"),
+    "logging/setLevel": (set_level, "logging"),
+}
+
+
+def _path(parts: list[str | int]) -> str:
+    return "/".join(str(part) for part in parts) or "arguments"

@@ -1,0 +1,80 @@
+"""Turn what user functions return into MCP result objects.
+
+Tool authors return what is natural (a string, a dict, a model, content blocks, or a
+`ToolResult`); this module gives each a single stable wire shape.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import orjson
+
+from herald.content import PromptResult, ToolResult, message, text, to_json_value
+
+
+def tool_result(value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult()
+    if isinstance(value, str):
+        return ToolResult([text(value)])
+    if _is_content_list(value):
+        return ToolResult(list(value))
+    data = to_json_value(value)
+    if isinstance(data, dict):
+        return ToolResult([text(orjson.dumps(data).decode())], structured=data)
+    return ToolResult([text(orjson.dumps(data).decode())])
+
+
+def tool_result_to_wire(result: ToolResult) -> dict[str, Any]:
+    wire: dict[str, Any] = {"content": result.content}
+    if result.structured is not None:
+        wire["structuredContent"] = result.structured
+    if result.is_error:
+        wire["isError"] = True
+    if result.meta is not None:
+        wire["_meta"] = result.meta
+    return wire
+
+
+def error_result(text_value: str) -> dict[str, Any]:
+    """A tool execution error: a valid result the model can read and act on."""
+    return {"content": [text(text_value)], "isError": True}
+
+
+def resource_contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, list) and all(isinstance(item, dict) and "uri" in item for item in value):
+        return value
+    entry: dict[str, Any] = {"uri": uri}
+    if isinstance(value, bytes):
+        entry["mimeType"] = mime_type or "application/octet-stream"
+        entry["blob"] = base64.b64encode(value).decode("ascii")
+        return [entry]
+    if isinstance(value, str):
+        entry["mimeType"] = mime_type or "text/plain"
+        entry["text"] = value
+        return [entry]
+    entry["mimeType"] = mime_type or "application/json"
+    entry["text"] = orjson.dumps(to_json_value(value)).decode()
+    return [entry]
+
+
+def prompt_result(value: Any) -> dict[str, Any]:
+    if isinstance(value, PromptResult):
+        wire: dict[str, Any] = {"messages": value.messages}
+        if value.description is not None:
+            wire["description"] = value.description
+        if value.meta is not None:
+            wire["_meta"] = value.meta
+        return wire
+    if isinstance(value, str):
+        return {"messages": [message("user", value)]}
+    messages = [message("user", item) if isinstance(item, str) else item for item in value]
+    return {"messages": messages}
+
+
+def _is_content_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) and "type" in item for item in value)

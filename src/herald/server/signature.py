@@ -1,0 +1,90 @@
+"""JSON Schemas from Python signatures, so a typed function is a complete tool definition.
+
+Pydantic builds the schema (and later converts validated JSON arguments into the
+annotated Python types); we only decide which parameters are arguments. A parameter
+annotated with `Context` is injected by the server and never appears in the schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
+from typing_extensions import is_typeddict
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """How to call a user function with JSON arguments."""
+
+    schema: dict[str, Any]
+    arguments_model: type[BaseModel] | None
+    context_parameter: str | None
+    parameter_names: tuple[str, ...]
+
+    def convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Turn validated JSON arguments into the Python values the function declares."""
+        if self.arguments_model is None:
+            return arguments
+        model = self.arguments_model.model_validate(arguments)
+        return {name: getattr(model, name) for name in self.parameter_names if name in model.model_fields_set}
+
+
+def read_signature(function: Callable[..., Any], context_type: type) -> Signature:
+    """Derive the argument schema of `function`, skipping its `Context` parameter."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    fields: dict[str, Any] = {}
+    context_parameter: str | None = None
+    for name, parameter in inspect.signature(function).parameters.items():
+        annotation = hints.get(name, Any)
+        if annotation is context_type:
+            context_parameter = name
+            continue
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise TypeError(f"{function.__qualname__}: *args and **kwargs cannot be described as arguments")
+        default = ... if parameter.default is parameter.empty else parameter.default
+        fields[name] = (annotation, default)
+    model = create_model(f"{function.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    schema = _without_titles(model.model_json_schema())
+    schema.setdefault("properties", {})
+    return Signature(schema, model, context_parameter, tuple(fields))
+
+
+def output_schema_of(function: Callable[..., Any]) -> dict[str, Any] | None:
+    """An `outputSchema` when the return annotation is a structured type (model, TypedDict, dataclass)."""
+    annotation = typing.get_type_hints(function).get("return")
+    if annotation is None or not _is_structured(annotation):
+        return None
+    schema = _without_titles(TypeAdapter(annotation).json_schema())
+    return schema if schema.get("type") == "object" else None
+
+
+def _is_structured(annotation: Any) -> bool:
+    if not isinstance(annotation, type):
+        return False
+    return (
+        issubclass(annotation, BaseModel)
+        or is_typeddict(annotation)
+        or hasattr(annotation, "__dataclass_fields__")
+    )
+
+
+def _without_titles(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop the titles pydantic invents from names; they repeat the property names."""
+    cleaned: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            cleaned[key] = {name: _without_titles(spec) for name, spec in value.items()}
+        elif isinstance(value, dict):
+            cleaned[key] = _without_titles(value)
+        elif isinstance(value, list):
+            cleaned[key] = [_without_titles(item) if isinstance(item, dict) else item for item in value]
+        else:
+            cleaned[key] = value
+    return cleaned

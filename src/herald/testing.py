@@ -1,0 +1,157 @@
+"""Test doubles shipped as API: an in-memory client that speaks both eras.
+
+`InMemoryClient` drives a real `Connection` through the same byte path as stdio
+(encode, `receive_data`, decode), so tests exercise the codec and the session rules,
+not a shortcut around them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import orjson
+
+from herald.protocol.codec import Outgoing, encode
+from herald.protocol.messages import JSONObject, Notification, Request, RequestId
+from herald.protocol.versions import (
+    CLIENT_CAPABILITIES_KEY,
+    LATEST_HANDSHAKE_VERSION,
+    LATEST_MODERN_VERSION,
+    PROTOCOL_VERSION_KEY,
+)
+from herald.server.app import Server
+from herald.server.connection import Connection
+
+CLIENT_INFO = {"name": "herald-testing", "version": "1.0.0"}
+
+
+class RPCError(Exception):
+    """A JSON-RPC error response, as the client received it."""
+
+    def __init__(self, error: JSONObject):
+        super().__init__(f"{error['code']}: {error['message']}")
+        self.code: int = error["code"]
+        self.message: str = error["message"]
+        self.data: Any = error.get("data")
+
+
+class _Pipe:
+    """The server's outbox: every message is encoded to bytes and decoded for the client."""
+
+    def __init__(self, client: InMemoryClient):
+        self._client = client
+
+    def send(self, message: Outgoing) -> None:
+        self._client._deliver(orjson.loads(encode(message)))
+
+    async def drain(self) -> None:
+        await asyncio.sleep(0)
+
+
+class InMemoryClient:
+    """A client wired to a `Connection` in the same event loop.
+
+    `modern=True` sends every request with the 2026-07-28 `_meta` envelope instead of
+    a handshake; otherwise call `initialize()` first, as a handshake-era client does.
+    """
+
+    def __init__(self, server: Server, *, modern: bool = False, capabilities: JSONObject | None = None):
+        self.server = server
+        self.modern = modern
+        self.capabilities = capabilities or {}
+        self.connection = Connection(server, _Pipe(self))
+        self.received: list[Any] = []
+        self.notifications: list[JSONObject] = []
+        self._waiting: dict[RequestId, asyncio.Future[JSONObject]] = {}
+        self._ids = itertools.count(1)
+        self._frames: asyncio.Queue[Any] = asyncio.Queue()
+
+    def _deliver(self, message: Any) -> None:
+        self.received.append(message)  # a batch reply stays one list, as it was on the wire
+        self._frames.put_nowait(message)
+        for item in message if isinstance(message, list) else [message]:
+            if "method" in item:
+                self.notifications.append(item)
+            elif (future := self._waiting.pop(item.get("id"), None)) is not None and not future.done():
+                future.set_result(item)
+
+    async def next_frame(self) -> Any:
+        """The next frame the server sends that this test has not taken yet (waits up to 10 s)."""
+        return await asyncio.wait_for(self._frames.get(), 10)
+
+    def drop_frames(self) -> None:
+        """Forget frames received so far, so `next_frame` waits for new ones."""
+        self.received.clear()
+        while not self._frames.empty():
+            self._frames.get_nowait()
+
+    def send_raw(self, data: bytes) -> None:
+        """Hand the server one raw frame, exactly as a transport would."""
+        self.connection.receive_data(data)
+
+    def notify(self, method: str, params: JSONObject | None = None) -> None:
+        self.send_raw(encode(Notification(method, params)))
+
+    async def request_raw(
+        self, method: str, params: JSONObject | None = None, *, request_id: RequestId | None = None
+    ) -> JSONObject:
+        """Send a request and return the whole response message (result or error)."""
+        request_id = next(self._ids) if request_id is None else request_id
+        if self.modern:
+            params = self._with_envelope(params)
+        future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        self.send_raw(encode(Request(request_id, method, params)))
+        return await asyncio.wait_for(future, timeout=10)
+
+    async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
+        """Send a request and return its result; raise `RPCError` for an error response."""
+        response = await self.request_raw(method, params)
+        if "error" in response:
+            raise RPCError(response["error"])
+        result: JSONObject = response["result"]
+        return result
+
+    def _with_envelope(self, params: JSONObject | None) -> JSONObject:
+        params = dict(params or {})
+        meta = dict(params.get("_meta") or {})
+        meta.setdefault(PROTOCOL_VERSION_KEY, LATEST_MODERN_VERSION)
+        meta.setdefault(CLIENT_CAPABILITIES_KEY, self.capabilities)
+        params["_meta"] = meta
+        return params
+
+    async def initialize(self, version: str = LATEST_HANDSHAKE_VERSION) -> JSONObject:
+        result = await self.request(
+            "initialize",
+            {"protocolVersion": version, "capabilities": self.capabilities, "clientInfo": CLIENT_INFO},
+        )
+        self.notify("notifications/initialized")
+        return result
+
+    async def call_tool(self, name: str, arguments: JSONObject | None = None, **params: Any) -> JSONObject:
+        return await self.request("tools/call", {"name": name, "arguments": arguments or {}, **params})
+
+    async def aclose(self) -> None:
+        await self.connection.aclose()
+
+
+@asynccontextmanager
+async def connect(
+    server: Server,
+    *,
+    modern: bool = False,
+    version: str = LATEST_HANDSHAKE_VERSION,
+    capabilities: JSONObject | None = None,
+) -> AsyncIterator[InMemoryClient]:
+    """An initialized (or, with `modern`, envelope-sending) client for the duration of a block."""
+    client = InMemoryClient(server, modern=modern, capabilities=capabilities)
+    if not modern:
+        await client.initialize(version)
+    try:
+        yield client
+    finally:
+        await client.aclose()

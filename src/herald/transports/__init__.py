@@ -1,0 +1,1 @@
+"""Transports drive a `Connection` with bytes; they hold no protocol rules of their own."""

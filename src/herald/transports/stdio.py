@@ -1,0 +1,187 @@
+"""MCP over stdin/stdout: newline-delimited UTF-8 JSON-RPC.
+
+stdout carries protocol messages only; `sys.stdout` is pointed at stderr while we
+serve, so a stray `print` in a tool cannot corrupt the stream. Lines are handed to the
+connection as they arrive (requests run concurrently); replies are coalesced into one
+write per event-loop turn. On EOF every request in flight is finished and its reply
+flushed before we return; SIGTERM and SIGINT cancel what is in flight and exit cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import stat
+import sys
+import threading
+from typing import IO, Any
+
+from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Outgoing, encode, error_response
+from herald.protocol.errors import MessageTooLarge
+from herald.server.app import Server
+from herald.server.connection import Connection
+from herald.transports.lines import LineSplitter
+
+#: Above this many buffered bytes, producers (progress, logs) wait for the pipe.
+HIGH_WATER = 256 * 1024
+READ_CHUNK = 256 * 1024
+
+
+class StdoutOutbox:
+    """Coalescing writer over an asyncio write transport (or a plain file descriptor)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, writer: asyncio.StreamWriter | None, fd: int):
+        self._loop = loop
+        self._writer = writer
+        self._fd = fd
+        self._pending: list[bytes] = []
+        self._scheduled = False
+
+    def send(self, message: Outgoing) -> None:
+        self._pending.append(encode(message) + b"\n")
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        if not self._pending:
+            return
+        data = b"".join(self._pending)
+        self._pending.clear()
+        if self._writer is not None:
+            self._writer.write(data)
+        else:
+            _write_all(self._fd, data)
+
+    async def drain(self) -> None:
+        if self._writer is None:
+            self.flush()
+            return
+        if sum(map(len, self._pending)) > HIGH_WATER:
+            self.flush()
+        if self._writer.transport.get_write_buffer_size() > HIGH_WATER:
+            await self._writer.drain()
+
+    async def aclose(self) -> None:
+        self.flush()
+        if self._writer is not None:
+            with contextlib.suppress(ConnectionError, BrokenPipeError):
+                await self._writer.drain()
+
+
+async def serve_stdio(
+    server: Server,
+    *,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[bytes] | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> None:
+    """Serve one client on stdin/stdout until EOF or a termination signal."""
+    loop = asyncio.get_running_loop()
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    outbox = StdoutOutbox(loop, await _open_writer(loop, stdout), stdout.fileno())
+    connection = Connection(server, outbox, max_message_bytes=max_message_bytes)
+
+    def oversize(size: int) -> None:
+        error = MessageTooLarge(
+            f"Message of {size} bytes exceeds the limit of {max_message_bytes} bytes; skipped"
+        )
+        outbox.send(error_response(None, error))
+
+    splitter = LineSplitter(max_message_bytes, connection.receive_data, oversize)
+    eof = loop.create_future()
+    stop = _install_signal_handlers(loop, eof)
+    closer = await _open_reader(loop, stdin, splitter, eof)
+    try:
+        cancelled = await eof
+        await connection.aclose(cancel=bool(cancelled))
+        await outbox.aclose()
+    finally:
+        closer()
+        stop()
+
+
+async def _open_writer(loop: asyncio.AbstractEventLoop, stream: IO[bytes]) -> asyncio.StreamWriter | None:
+    if stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+        return None  # regular files cannot be watched by the loop; writes to them do not block
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
+    return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+class _ReadProtocol(asyncio.Protocol):
+    def __init__(self, splitter: LineSplitter, eof: asyncio.Future[bool]):
+        self._splitter = splitter
+        self._eof = eof
+
+    def data_received(self, data: bytes) -> None:
+        self._splitter.feed(data)
+
+    def eof_received(self) -> bool | None:
+        self._finish()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self._eof.done():
+            self._splitter.finish()
+            self._eof.set_result(False)
+
+
+async def _open_reader(
+    loop: asyncio.AbstractEventLoop, stream: IO[bytes], splitter: LineSplitter, eof: asyncio.Future[bool]
+) -> Any:
+    protocol = _ReadProtocol(splitter, eof)
+    if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+        transport, _ = await loop.connect_read_pipe(lambda: protocol, stream)
+        return transport.close
+    # A regular file (`server < requests.jsonl`) cannot be watched by the loop: read it in a thread.
+    fd = stream.fileno()
+
+    def pump() -> None:
+        while chunk := os.read(fd, READ_CHUNK):
+            loop.call_soon_threadsafe(protocol.data_received, chunk)
+        loop.call_soon_threadsafe(protocol.eof_received)
+
+    threading.Thread(target=pump, name="herald-stdin", daemon=True).start()
+    return lambda: None
+
+
+def _install_signal_handlers(loop: asyncio.AbstractEventLoop, eof: asyncio.Future[bool]) -> Any:
+    def terminate() -> None:
+        if not eof.done():
+            eof.set_result(True)
+
+    installed = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, terminate)
+            installed.append(signum)
+
+    def remove() -> None:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+    return remove
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def run_stdio(server: Server, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    """Blocking entry point: serve on the process's stdin/stdout, logs on stderr."""
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    sys.stdout = sys.stderr  # stray prints must not corrupt the protocol stream
+    try:
+        asyncio.run(serve_stdio(server, stdout=protocol_out, max_message_bytes=max_message_bytes))
+    finally:
+        protocol_out.close()
