@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import stat
@@ -181,6 +182,10 @@ def run_stdio(server: Server, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BY
     """Blocking entry point: serve on the process's stdin/stdout, logs on stderr."""
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol stream
+    # Everything loaded so far (schemas, wire types, the registry) lives as long as the
+    # process: keep it out of the collector's generations so full collections stay short.
+    gc.collect()
+    gc.freeze()
     try:
         asyncio.run(serve_stdio(server, stdout=protocol_out, max_message_bytes=max_message_bytes))
     finally:

@@ -1,0 +1,5 @@
+"""`python -m giftgenius` runs the command line."""
+
+from giftgenius.cli import main
+
+main()
