@@ -24,7 +24,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="GiftGenius: 
 @app.command()
 def serve(
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve one client on stdin/stdout.")] = True,
-    max_message_bytes: Annotated[int, typer.Option(help="Refuse messages larger than this.")] = DEFAULT_MAX_BYTES,
+    max_message_bytes: Annotated[
+        int, typer.Option(help="Refuse messages larger than this.")
+    ] = DEFAULT_MAX_BYTES,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP (stdio until the HTTP transport lands)."""

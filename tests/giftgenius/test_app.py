@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import orjson
 import pytest
 
@@ -11,9 +13,9 @@ from herald.testing import InMemoryClient, connect
 
 
 @pytest.fixture(params=[False, True], ids=["handshake", "modern"])
-async def client(request: pytest.FixtureRequest) -> InMemoryClient:
+async def client(request: pytest.FixtureRequest) -> AsyncIterator[InMemoryClient]:
     async with connect(build_server(), modern=request.param) as connected:
-        yield connected  # type: ignore[misc]  # an async generator fixture
+        yield connected
 
 
 async def test_tool_is_described(client: InMemoryClient) -> None:
@@ -42,7 +44,9 @@ async def test_suggestions_fit_budget_and_interest(client: InMemoryClient) -> No
 
 
 async def test_nothing_fits_is_a_business_error(client: InMemoryClient) -> None:
-    result = await client.call_tool("suggest_gifts", {"occasion": "birthday", "budget": 1, "recipient": "a friend"})
+    result = await client.call_tool(
+        "suggest_gifts", {"occasion": "birthday", "budget": 1, "recipient": "a friend"}
+    )
     assert result["isError"] is True
     cheapest = load_catalog().cheapest().price
     assert f"${cheapest:.2f}" in result["content"][0]["text"]
@@ -101,14 +105,20 @@ async def test_congrats_prompt(client: InMemoryClient) -> None:
     ]
     rendered = await client.request(
         "prompts/get",
-        {"name": "gift_congrats_style", "arguments": {"recipient_name": "Priya", "occasion": "retirement", "tone": "playful"}},
+        {
+            "name": "gift_congrats_style",
+            "arguments": {"recipient_name": "Priya", "occasion": "retirement", "tone": "playful"},
+        },
     )
     assert len(rendered["messages"]) == 2
     assert "Priya" in rendered["messages"][1]["content"]["text"]
     assert rendered["_meta"]["giftgenius/systemMessage"] == rendered["messages"][0]["content"]["text"]
     bad_tone = await client.request_raw(
         "prompts/get",
-        {"name": "gift_congrats_style", "arguments": {"recipient_name": "P", "occasion": "birthday", "tone": "angry"}},
+        {
+            "name": "gift_congrats_style",
+            "arguments": {"recipient_name": "P", "occasion": "birthday", "tone": "angry"},
+        },
     )
     assert bad_tone["error"]["code"] == -32602
     assert "warm" in bad_tone["error"]["message"]

@@ -10,7 +10,14 @@ import orjson
 from giftgenius.cli import parse_arguments
 
 CALL = [sys.executable, "-m", "giftgenius", "call", "suggest_gifts"]
-ARGS = ["--arg", "occasion=birthday", "--arg", "budget=100", "--arg", "recipient=friend who loves board games"]
+ARGS = [
+    "--arg",
+    "occasion=birthday",
+    "--arg",
+    "budget=100",
+    "--arg",
+    "recipient=friend who loves board games",
+]
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -58,12 +65,26 @@ def test_business_error_exits_1() -> None:
 
 def test_unknown_tool_exits_2() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "giftgenius", "call", "nope"], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-m", "giftgenius", "call", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 2
     assert "unknown tool 'nope'" in done.stdout
 
 
 def test_arguments_follow_the_schema_types() -> None:
-    schema = {"properties": {"budget": {"type": "number"}, "recipient": {"type": "string"}, "n": {"type": "integer"}}}
-    assert parse_arguments(["budget=100", "recipient=42", "n=3"], schema) == {"budget": 100, "recipient": "42", "n": 3}
+    schema = {
+        "properties": {
+            "budget": {"type": "number"},
+            "recipient": {"type": "string"},
+            "n": {"type": "integer"},
+        }
+    }
+    assert parse_arguments(["budget=100", "recipient=42", "n=3"], schema) == {
+        "budget": 100,
+        "recipient": "42",
+        "n": 3,
+    }

@@ -293,3 +293,17 @@ async def test_list_changed_at_run_time(server: Server) -> None:
         ]  # the prompts capability left with the last prompt
         names = [tool["name"] for tool in (await client.request("tools/list", {"cursor": None}))["tools"]]
         assert names[:2] == ["echo", "add"]
+
+
+async def test_internal_error_is_sanitized(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server("fragile")
+
+    @server.resource("demo://fragile")
+    def fragile() -> str:
+        raise RuntimeError("database password is hunter2")
+
+    async with connect(server) as client:
+        response = await client.request_raw("resources/read", {"uri": "demo://fragile"})
+        assert response["error"] == {"code": -32603, "message": "Internal error"}
+        assert "hunter2" in caplog.text
+        assert await client.request("ping") == {}

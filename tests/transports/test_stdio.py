@@ -102,7 +102,8 @@ async def test_stdout_carries_protocol_only() -> None:
         await peer.send(HANDSHAKE + call(1, "noisy"))
         assert peer.process.stdin is not None
         peer.process.stdin.close()
-        assert peer.process.stdout is not None and peer.process.stderr is not None
+        assert peer.process.stdout is not None
+        assert peer.process.stderr is not None
         out, err = await asyncio.wait_for(
             asyncio.gather(peer.process.stdout.read(), peer.process.stderr.read()), 10
         )

@@ -11,6 +11,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import unquote
 
 import jsonschema_rs
 
@@ -112,8 +113,9 @@ class ResourceTemplateSpec:
         return _VARIABLE.findall(self.uri_template)
 
     def match(self, uri: str) -> dict[str, str] | None:
+        """The template's variables in `uri`, percent-decoded as RFC 6570 expansion encoded them."""
         found = self.pattern.match(uri)
-        return found.groupdict() if found else None
+        return {name: unquote(value) for name, value in found.groupdict().items()} if found else None
 
     def to_wire(self) -> dict[str, Any]:
         template: dict[str, Any] = {"uriTemplate": self.uri_template, "name": self.name}

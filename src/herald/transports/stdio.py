@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import logging
 import os
 import signal
 import stat
@@ -180,6 +181,10 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def run_stdio(server: Server, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
     """Blocking entry point: serve on the process's stdin/stdout, logs on stderr."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+        )
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol stream
     # Everything loaded so far (schemas, wire types, the registry) lives as long as the
