@@ -26,6 +26,7 @@ from herald.server.results import (
     tool_result_to_wire,
 )
 from herald.server.scope import RequestScope
+from herald.server.signature import Signature
 
 if TYPE_CHECKING:
     from herald.server.app import Server
@@ -54,6 +55,16 @@ def make_context(server: Server, scope: RequestScope) -> Context:
         progress_token=scope.progress_token,
         log_threshold=scope.log_threshold,
     )
+
+
+def bind(
+    signature: Signature, arguments: dict[str, Any], server: Server, scope: RequestScope
+) -> dict[str, Any]:
+    """The keyword arguments for a user function: converted values plus its context, if it asks."""
+    values = signature.convert(arguments)
+    if signature.context_parameter is not None:
+        values[signature.context_parameter] = make_context(server, scope)
+    return values
 
 
 async def ping(server: Server, scope: RequestScope) -> dict[str, Any]:
@@ -89,9 +100,7 @@ async def call_tool(server: Server, scope: RequestScope) -> dict[str, Any]:
         if is_at_least(scope.version, ARGUMENT_ERRORS_AS_RESULTS_SINCE):
             return error_result(message)
         raise InvalidParams(message)
-    values = spec.signature.convert(arguments)
-    if spec.signature.context_parameter is not None:
-        values[spec.signature.context_parameter] = make_context(server, scope)
+    values = bind(spec.signature, arguments, server, scope)
     try:
         result = tool_result(await call(spec.function, values))
     except server.tool_error_types as exc:
@@ -176,9 +185,7 @@ async def get_prompt(server: Server, scope: RequestScope) -> dict[str, Any]:
     unknown = sorted(set(arguments) - {argument.name for argument in spec.arguments})
     if unknown:
         raise InvalidParams(f"Unknown arguments for prompt {name!r}: {', '.join(unknown)}")
-    values = spec.signature.convert(arguments)
-    if spec.signature.context_parameter is not None:
-        values[spec.signature.context_parameter] = make_context(server, scope)
+    values = bind(spec.signature, arguments, server, scope)
     try:
         return prompt_result(await call(spec.function, values))
     except ValueError as exc:

@@ -45,14 +45,10 @@ class ToolSpec:
             object.__setattr__(self, "output_validator", jsonschema_rs.validator_for(self.output_schema))
 
     def to_wire(self) -> dict[str, Any]:
-        tool: dict[str, Any] = {"name": self.name, "description": self.description}
-        tool["inputSchema"] = self.input_schema
-        _put(tool, "title", self.title)
-        _put(tool, "outputSchema", self.output_schema)
-        _put(tool, "annotations", self.annotations)
-        _put(tool, "icons", self.icons)
-        _put(tool, "_meta", self.meta)
-        return tool
+        tool: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
+        if self.output_schema is not None:
+            tool["outputSchema"] = self.output_schema
+        return _with_descriptors(tool, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +67,7 @@ class ResourceSpec:
     meta: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        resource: dict[str, Any] = {"uri": self.uri, "name": self.name}
-        _put(resource, "title", self.title)
-        _put(resource, "description", self.description)
-        _put(resource, "mimeType", self.mime_type)
-        _put(resource, "annotations", self.annotations)
-        _put(resource, "icons", self.icons)
-        _put(resource, "_meta", self.meta)
-        return resource
+        return _with_descriptors({"uri": self.uri, "name": self.name}, self)
 
 
 _VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -118,14 +107,7 @@ class ResourceTemplateSpec:
         return {name: unquote(value) for name, value in found.groupdict().items()} if found else None
 
     def to_wire(self) -> dict[str, Any]:
-        template: dict[str, Any] = {"uriTemplate": self.uri_template, "name": self.name}
-        _put(template, "title", self.title)
-        _put(template, "description", self.description)
-        _put(template, "mimeType", self.mime_type)
-        _put(template, "annotations", self.annotations)
-        _put(template, "icons", self.icons)
-        _put(template, "_meta", self.meta)
-        return template
+        return _with_descriptors({"uriTemplate": self.uri_template, "name": self.name}, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +117,7 @@ class PromptArgument:
     required: bool
 
     def to_wire(self) -> dict[str, Any]:
-        argument: dict[str, Any] = {"name": self.name, "required": self.required}
-        _put(argument, "description", self.description)
-        return argument
+        return _with_descriptors({"name": self.name, "required": self.required}, self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,12 +135,8 @@ class PromptSpec:
     completers: dict[str, Completer] = field(default_factory=dict)
 
     def to_wire(self) -> dict[str, Any]:
-        prompt: dict[str, Any] = {"name": self.name, "arguments": [a.to_wire() for a in self.arguments]}
-        _put(prompt, "title", self.title)
-        _put(prompt, "description", self.description)
-        _put(prompt, "icons", self.icons)
-        _put(prompt, "_meta", self.meta)
-        return prompt
+        prompt = {"name": self.name, "arguments": [argument.to_wire() for argument in self.arguments]}
+        return _with_descriptors(prompt, self)
 
 
 class Registry:
@@ -179,32 +155,33 @@ class Registry:
         return lambda: self._listeners.remove(listener)
 
     def add_tool(self, spec: ToolSpec) -> None:
-        self.tools[spec.name] = spec
-        self._changed("tools")
+        self._store(self.tools, spec.name, spec, "tools")
 
     def remove_tool(self, name: str) -> None:
-        if self.tools.pop(name, None) is not None:
-            self._changed("tools")
+        self._discard(self.tools, name, "tools")
 
     def add_resource(self, spec: ResourceSpec) -> None:
-        self.resources[spec.uri] = spec
-        self._changed("resources")
+        self._store(self.resources, spec.uri, spec, "resources")
 
     def remove_resource(self, uri: str) -> None:
-        if self.resources.pop(uri, None) is not None:
-            self._changed("resources")
+        self._discard(self.resources, uri, "resources")
 
     def add_template(self, spec: ResourceTemplateSpec) -> None:
-        self.templates[spec.uri_template] = spec
-        self._changed("resources")
+        self._store(self.templates, spec.uri_template, spec, "resources")
 
     def add_prompt(self, spec: PromptSpec) -> None:
-        self.prompts[spec.name] = spec
-        self._changed("prompts")
+        self._store(self.prompts, spec.name, spec, "prompts")
 
     def remove_prompt(self, name: str) -> None:
-        if self.prompts.pop(name, None) is not None:
-            self._changed("prompts")
+        self._discard(self.prompts, name, "prompts")
+
+    def _store(self, table: dict[str, Any], key: str, spec: object, kind: ListKind) -> None:
+        table[key] = spec
+        self._changed(kind)
+
+    def _discard(self, table: dict[str, Any], key: str, kind: ListKind) -> None:
+        if table.pop(key, None) is not None:
+            self._changed(kind)
 
     def find_template(self, uri: str) -> tuple[ResourceTemplateSpec, dict[str, str]] | None:
         for template in self.templates.values():
@@ -224,6 +201,21 @@ class Registry:
             listener(kind)
 
 
-def _put(target: dict[str, Any], key: str, value: object) -> None:
-    if value is not None:
-        target[key] = value
+#: Optional descriptive attributes of every spec kind, and their wire names.
+_DESCRIPTORS = (
+    ("title", "title"),
+    ("description", "description"),
+    ("mime_type", "mimeType"),
+    ("annotations", "annotations"),
+    ("icons", "icons"),
+    ("meta", "_meta"),
+)
+
+
+def _with_descriptors(wire: dict[str, Any], spec: object) -> dict[str, Any]:
+    """Add the descriptive fields `spec` has and sets; absent ones stay off the wire."""
+    for attribute, key in _DESCRIPTORS:
+        value = getattr(spec, attribute, None)
+        if value is not None:
+            wire[key] = value
+    return wire
