@@ -35,4 +35,4 @@ unit: install-dev
 test: lint typecheck unit
 
 bench: install-dev
-	$(VENV)/bin/python bench/run.py
+	$(VENV)/bin/python bench/compare.py

@@ -56,6 +56,7 @@ class Server:
         self.registry = Registry()
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: list[ServerListener] = []
+        self._capabilities: dict[str, Any] | None = None
         self.registry.on_change(self._list_changed)
 
     # -- what the server says about itself ---------------------------------------------
@@ -67,7 +68,16 @@ class Server:
         return info
 
     def capabilities(self) -> dict[str, Any]:
-        """Derived from the registry: a capability is declared exactly when it is served."""
+        """Derived from the registry: a capability is declared exactly when it is served.
+
+        Every request consults it, so it is computed once per registry change. Treat the
+        returned dict as read-only.
+        """
+        if self._capabilities is None:
+            self._capabilities = self._derive_capabilities()
+        return self._capabilities
+
+    def _derive_capabilities(self) -> dict[str, Any]:
         registry = self.registry
         capabilities: dict[str, Any] = {"logging": {}}
         if registry.tools:
@@ -101,6 +111,7 @@ class Server:
         self._broadcast(Notification("notifications/resources/updated", {"uri": uri}), uri)
 
     def _list_changed(self, kind: ListKind) -> None:
+        self._capabilities = None
         self._broadcast(Notification(f"notifications/{kind}/list_changed"), None)
 
     def _broadcast(self, notification: Notification, uri: str | None) -> None:

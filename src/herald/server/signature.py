@@ -29,7 +29,7 @@ class Signature:
     def convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Turn validated JSON arguments into the Python values the function declares."""
         if self.arguments_model is None:
-            return arguments
+            return dict(arguments)
         model = self.arguments_model.model_validate(arguments)
         return {name: getattr(model, name) for name in self.parameter_names if name in model.model_fields_set}
 
