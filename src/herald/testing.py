@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -27,6 +27,9 @@ from herald.server.app import Server
 from herald.server.connection import Connection
 
 CLIENT_INFO = {"name": "herald-testing", "version": "1.0.0"}
+
+#: How a test client answers server-to-client requests: (method, params) -> result.
+ClientAnswer = Callable[[str, JSONObject], Awaitable[JSONObject]]
 
 
 class RPCError(Exception):
@@ -59,13 +62,22 @@ class InMemoryClient:
     a handshake; otherwise call `initialize()` first, as a handshake-era client does.
     """
 
-    def __init__(self, server: Server, *, modern: bool = False, capabilities: JSONObject | None = None):
+    def __init__(
+        self,
+        server: Server,
+        *,
+        modern: bool = False,
+        capabilities: JSONObject | None = None,
+        answer: ClientAnswer | None = None,
+    ):
         self.server = server
+        self.answer = answer
         self.modern = modern
         self.capabilities = capabilities or {}
         self.connection = Connection(server, _Pipe(self))
         self.received: list[Any] = []
         self.notifications: list[JSONObject] = []
+        self.server_requests: list[JSONObject] = []
         self._waiting: dict[RequestId, asyncio.Future[JSONObject]] = {}
         self._ids = itertools.count(1)
         self._frames: asyncio.Queue[Any] = asyncio.Queue()
@@ -74,10 +86,23 @@ class InMemoryClient:
         self.received.append(message)  # a batch reply stays one list, as it was on the wire
         self._frames.put_nowait(message)
         for item in message if isinstance(message, list) else [message]:
-            if "method" in item:
+            if "method" in item and "id" in item:
+                self.server_requests.append(item)
+                asyncio.ensure_future(self._answer(item))
+            elif "method" in item:
                 self.notifications.append(item)
             elif (future := self._waiting.pop(item.get("id"), None)) is not None and not future.done():
                 future.set_result(item)
+
+    async def _answer(self, request: JSONObject) -> None:
+        """Answer a server-to-client request with `answer`, or refuse it as a plain client would."""
+        if self.answer is None:
+            reply: JSONObject = {
+                "error": {"code": -32601, "message": f"Method not found: {request['method']}"}
+            }
+        else:
+            reply = {"result": await self.answer(request["method"], request.get("params") or {})}
+        self.send_raw(orjson.dumps({"jsonrpc": "2.0", "id": request["id"], **reply}))
 
     async def next_frame(self) -> Any:
         """The next frame the server sends that this test has not taken yet (waits up to 10 s)."""
@@ -146,9 +171,10 @@ async def connect(
     modern: bool = False,
     version: str = LATEST_HANDSHAKE_VERSION,
     capabilities: JSONObject | None = None,
+    answer: ClientAnswer | None = None,
 ) -> AsyncIterator[InMemoryClient]:
     """An initialized (or, with `modern`, envelope-sending) client for the duration of a block."""
-    client = InMemoryClient(server, modern=modern, capabilities=capabilities)
+    client = InMemoryClient(server, modern=modern, capabilities=capabilities, answer=answer)
     if not modern:
         await client.initialize(version)
     try:

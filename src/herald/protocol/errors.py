@@ -18,8 +18,8 @@ class HeraldError(Exception):
 class ProtocolError(HeraldError):
     """A request that cannot be answered with a result; becomes a JSON-RPC error response."""
 
-    code: ClassVar[int] = -32603
-    http_status: ClassVar[int] = 500
+    code: int = -32603
+    http_status: int = 500
 
     def __init__(self, message: str, *, data: Any = None) -> None:
         super().__init__(message)

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_types import methods
-from pydantic import ValidationError
+from mcp_types import InputResponse
+from pydantic import TypeAdapter, ValidationError
 
 from herald.protocol.errors import InternalError, InvalidParams, MethodNotFound
 
@@ -48,6 +49,33 @@ def validate_request_params(method: str, version: str, params: Mapping[str, Any]
         raise MethodNotFound(f"Method not found: {method} (protocol version {version})") from None
     except ValidationError as exc:
         raise InvalidParams(describe(method, params, exc)) from None
+
+
+def without_unusable_answers(params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """Drop `inputResponses` entries that fit no answer type (2026-07-28 retries).
+
+    An answer the server cannot use is treated as not given, so the server asks for it
+    again instead of failing the whole retry; unknown keys the client adds are ignored
+    the same way, as the spec asks.
+    """
+    responses = params.get("inputResponses") if params else None
+    if not isinstance(responses, dict) or params is None:
+        return params
+    usable = {key: value for key, value in responses.items() if _is_answer(value)}
+    if len(usable) == len(responses):
+        return params
+    return {**params, "inputResponses": usable}
+
+
+def _is_answer(value: object) -> bool:
+    try:
+        _ANSWER.validate_python(value, by_name=False)
+    except ValidationError:
+        return False
+    return True
+
+
+_ANSWER: TypeAdapter[Any] = TypeAdapter(InputResponse)
 
 
 def validate_notification_params(method: str, version: str, params: Mapping[str, Any] | None) -> bool:

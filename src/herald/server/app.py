@@ -9,6 +9,8 @@ hand, and the server tells every live connection when a list changes.
 from __future__ import annotations
 
 import inspect
+import os
+import secrets
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
@@ -45,6 +47,7 @@ class Server:
         page_size: int = 100,
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
+        state_key: bytes | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -54,6 +57,8 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.registry = Registry()
+        # Seals requestState of multi-round requests; replicas must share it (HERALD_STATE_KEY).
+        self.state_key = state_key or _state_key_from_environment()
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: list[ServerListener] = []
         self._capabilities: dict[str, Any] | None = None
@@ -292,6 +297,11 @@ class Server:
 
     def remove_prompt(self, name: str) -> None:
         self.registry.remove_prompt(name)
+
+
+def _state_key_from_environment() -> bytes:
+    configured = os.environ.get("HERALD_STATE_KEY")
+    return configured.encode() if configured else secrets.token_bytes(32)
 
 
 def _doc(function: Callable[..., Any]) -> str | None:

@@ -1,27 +1,31 @@
-"""One client on one ordered message stream (stdio, or an in-memory pair in tests).
+"""One client's handshake-era session, fed message by message by a transport.
 
 The connection applies the handshake session table, reads the modern envelope of
 requests that carry one, and serves every request in its own task so a slow tool
-never blocks `ping`. It owns no I/O: bytes come in through `receive_data` and
-messages leave through the `Outbox` the transport gave it.
+never blocks `ping`. It owns no I/O: messages come in through `receive_data` or
+`receive_message` together with the `Outbox` their answers belong on (stdio has one
+for everything; HTTP has one per POST stream), and server-initiated messages leave
+through the connection's own outbox (stdout, or the session's GET stream).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from typing import TYPE_CHECKING, Any
 
 from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch, decode, error_id, error_response
 from herald.protocol.errors import InvalidRequest, ProtocolError
 from herald.protocol.messages import ErrorResponse, Message, Notification, Request, RequestId, Response
-from herald.protocol.modern import is_modern_request, read_envelope
+from herald.protocol.modern import is_modern_request
 from herald.protocol.session import HandshakeSession, SessionInput, Verdict, classify
 from herald.protocol.validation import validate_notification_params, validate_request_params
 from herald.protocol.versions import BATCH_VERSIONS, LATEST_HANDSHAKE_VERSION, negotiate
 from herald.server.dispatch import error_reply, respond
+from herald.server.inputs import ClientRequester
 from herald.server.outbox import Outbox
-from herald.server.scope import ClientSession, RequestScope
+from herald.server.scope import ClientSession, RequestScope, modern_scope
 
 if TYPE_CHECKING:
     from herald.server.app import Server
@@ -39,6 +43,16 @@ _REFUSALS = {
     Verdict.REFUSE_CLOSED: "Session closed",
 }
 
+Reply = Response | ErrorResponse
+
+
+class ClientError(Exception):
+    """The client answered one of our requests with an error."""
+
+    def __init__(self, error: dict[str, Any]):
+        super().__init__(f"the client answered with error {error.get('code')}: {error.get('message')}")
+        self.error = error
+
 
 class Connection:
     """Serves one client: both eras, concurrent requests, cancellation, orderly close."""
@@ -49,70 +63,73 @@ class Connection:
         self.max_message_bytes = max_message_bytes
         self.handshake = HandshakeSession()
         self.session: ClientSession | None = None
-        self._in_flight: dict[RequestId, asyncio.Future[Response | ErrorResponse | None]] = {}
+        self._in_flight: dict[RequestId, asyncio.Future[Reply | None]] = {}
         self._batch_replies: set[asyncio.Task[None]] = set()
+        self._awaiting_client: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
+        self._request_ids = itertools.count(1)
         self._stop_listening = server.add_listener(self._on_server_notification)
 
     # -- input -----------------------------------------------------------------------------
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes, outbox: Outbox | None = None) -> None:
         """Handle one frame: a message, or a batch where the session allows batches."""
+        outbox = outbox or self.outbox
         try:
             decoded = decode(data, max_bytes=self.max_message_bytes)
         except ProtocolError as exc:
-            self.outbox.send(error_response(error_id(exc), exc))
+            outbox.send(error_response(error_id(exc), exc))
             return
         if isinstance(decoded, Batch):
-            self._receive_batch(decoded)
+            self.receive_batch(decoded, outbox)
         else:
-            self.receive_message(decoded)
+            self.receive_message(decoded, outbox)
 
-    def receive_message(self, message: Message) -> None:
+    def receive_message(self, message: Message, outbox: Outbox | None = None) -> None:
+        outbox = outbox or self.outbox
         if isinstance(message, Request):
-            self._receive_request(message)
+            self._receive_request(message, outbox)
         elif isinstance(message, Notification):
             self._receive_notification(message)
-        elif isinstance(message, ErrorResponse) and message.id is None:
-            logger.warning("client reported an error: %s", message.error)
         else:
-            logger.debug("ignoring a response to no request of ours: %r", message.id)
+            self._receive_client_answer(message)
 
-    def _receive_batch(self, batch: Batch) -> None:
+    def receive_batch(self, batch: Batch, outbox: Outbox | None = None) -> None:
+        outbox = outbox or self.outbox
         version = self.session.protocol_version if self.session else None
         if version not in BATCH_VERSIONS:
             refusal = InvalidRequest(
                 f"JSON-RPC batches are not supported in protocol version {version or 'before initialize'}; "
                 "they are allowed only on a 2025-03-26 session"
             )
-            self.outbox.send(error_response(None, refusal))
+            outbox.send(error_response(None, refusal))
             return
-        replies: list[asyncio.Future[Response | ErrorResponse | None]] = []
+        replies: list[asyncio.Future[Reply | None]] = []
         for item in batch.items:
-            if isinstance(item, ErrorResponse):
+            if isinstance(item, ErrorResponse) and item.error["code"] == InvalidRequest.code:
                 replies.append(_done(item))
             elif isinstance(item, Request):
-                replies.append(self._start_request(item))
+                replies.append(self._start_request(item, outbox))
             else:
-                self.receive_message(item)
+                self.receive_message(item, outbox)
         if replies:
-            task = asyncio.ensure_future(self._send_batch_reply(replies))
+            task = asyncio.ensure_future(self._send_batch_reply(replies, outbox))
             self._batch_replies.add(task)
             task.add_done_callback(self._batch_replies.discard)
 
-    async def _send_batch_reply(self, replies: list[asyncio.Future[Response | ErrorResponse | None]]) -> None:
+    async def _send_batch_reply(self, replies: list[asyncio.Future[Reply | None]], outbox: Outbox) -> None:
         answered = await asyncio.gather(*replies)
         found = tuple(reply for reply in answered if reply is not None)
         if found:
-            self.outbox.send(found)
+            outbox.send(found)
 
-    def _receive_request(self, request: Request) -> None:
-        future = self._start_request(request, send_reply=True)
+    def _receive_request(self, request: Request, outbox: Outbox) -> None:
+        future = self._start_request(request, outbox, send_reply=True)
         if future.done() and (reply := future.result()) is not None:
-            self.outbox.send(reply)  # answered on the spot: refused, or `initialize`
+            outbox.send(reply)  # answered on the spot: refused, or `initialize`
 
     def _start_request(
-        self, request: Request, *, send_reply: bool = False
-    ) -> asyncio.Future[Response | ErrorResponse | None]:
+        self, request: Request, outbox: Outbox, *, send_reply: bool = False
+    ) -> asyncio.Future[Reply | None]:
         """Begin serving a request; the future yields its reply, or None when cancelled.
 
         With `send_reply` the task sends its own reply as its last step, which saves the
@@ -122,16 +139,16 @@ class Connection:
             duplicate = InvalidRequest(f"Request id {request.id!r} is already in use by a request in flight")
             return _done(error_response(request.id, duplicate))
         try:
-            scope = self._scope_for(request)
+            scope = self._scope_for(request, outbox)
         except ProtocolError as exc:
             return _done(error_response(request.id, exc))
         if scope is None:  # `initialize` is answered inline so that what follows it sees the session
-            return _done(self._initialize(request))
+            return _done(self._initialize(request, outbox))
         task = asyncio.ensure_future(self._serve(scope, send_reply))
         self._in_flight[request.id] = task
         return task
 
-    async def _serve(self, scope: RequestScope, send_reply: bool) -> Response | ErrorResponse | None:
+    async def _serve(self, scope: RequestScope, send_reply: bool) -> Reply | None:
         try:
             reply = await respond(self.server, scope)
         except asyncio.CancelledError:
@@ -139,22 +156,12 @@ class Connection:
         finally:
             self._in_flight.pop(scope.request.id, None)
         if send_reply:
-            self.outbox.send(reply)
+            scope.outbox.send(reply)
         return reply
 
-    def _scope_for(self, request: Request) -> RequestScope | None:
+    def _scope_for(self, request: Request, outbox: Outbox) -> RequestScope | None:
         if is_modern_request(request.method, request.params):
-            envelope = read_envelope(request.method, request.params)
-            return RequestScope(
-                request=request,
-                version=envelope.version,
-                modern=True,
-                client_capabilities=envelope.client_capabilities,
-                client_info=envelope.client_info,
-                outbox=self.outbox,
-                progress_token=envelope.progress_token,
-                log_threshold=envelope.log_level,
-            )
+            return modern_scope(request, outbox)
         event = classify(request.method, is_request=True)
         verdict = self.handshake.verdict_for(event)
         if verdict is not Verdict.ACCEPT:
@@ -170,14 +177,16 @@ class Connection:
             modern=False,
             client_capabilities=session.client_capabilities if session else {},
             client_info=session.client_info if session else None,
-            outbox=self.outbox,
+            outbox=outbox,
             progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
             log_threshold=(session.log_level or DEFAULT_LOG_LEVEL) if session else None,
             session=session,
+            requester=self.requester(outbox),
+            close_stream=getattr(outbox, "close_stream", None),
         )
 
-    def _initialize(self, request: Request) -> Response | ErrorResponse:
-        scope = RequestScope(request, LATEST_HANDSHAKE_VERSION, False, {}, None, self.outbox)
+    def _initialize(self, request: Request, outbox: Outbox) -> Reply:
+        scope = RequestScope(request, LATEST_HANDSHAKE_VERSION, False, {}, None, outbox)
         try:
             validate_request_params("initialize", LATEST_HANDSHAKE_VERSION, request.params)
         except ProtocolError as exc:
@@ -210,6 +219,36 @@ class Connection:
         if not validate_notification_params(notification.method, version, notification.params):
             logger.debug("ignoring notification %s", notification.method)
 
+    # -- requests to the client (handshake era) -------------------------------------------------
+
+    def requester(self, outbox: Outbox) -> ClientRequester:
+        """Send requests to the client on `outbox` (a request's own stream) and await the answers."""
+
+        async def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            request_id = f"herald-{next(self._request_ids)}"
+            answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+            self._awaiting_client[request_id] = answer
+            try:
+                outbox.send(Request(request_id, method, params))
+                return await answer
+            finally:
+                self._awaiting_client.pop(request_id, None)
+
+        return request
+
+    def _receive_client_answer(self, message: Response | ErrorResponse) -> None:
+        answer = self._awaiting_client.get(message.id) if message.id is not None else None
+        if answer is None or answer.done():
+            if isinstance(message, ErrorResponse) and message.id is None:
+                logger.warning("client reported an error: %s", message.error)
+            else:
+                logger.debug("ignoring an answer to no request of ours: %r", message.id)
+            return
+        if isinstance(message, Response):
+            answer.set_result(message.result)
+        else:
+            answer.set_exception(ClientError(message.error))
+
     # -- server-initiated messages ------------------------------------------------------------
 
     def _on_server_notification(self, notification: Notification, uri: str | None) -> None:
@@ -230,7 +269,14 @@ class Connection:
         return len(self._in_flight)
 
     async def aclose(self, *, cancel: bool = False) -> None:
-        """Finish (or with `cancel`, stop) every request in flight, then detach from the server."""
+        """Finish (or with `cancel`, stop) every request in flight, then detach from the server.
+
+        Requests waiting for an answer from the client get an error instead: a client
+        that is going away will not answer.
+        """
+        for answer in self._awaiting_client.values():
+            if not answer.done():
+                answer.set_exception(ConnectionError("the client closed the connection"))
         while self._in_flight or self._batch_replies:
             tasks: list[asyncio.Future[Any]] = [*self._in_flight.values(), *self._batch_replies]
             if cancel:
@@ -241,7 +287,7 @@ class Connection:
         self._stop_listening()
 
 
-def _done(reply: Response | ErrorResponse) -> asyncio.Future[Response | ErrorResponse | None]:
-    future: asyncio.Future[Response | ErrorResponse | None] = asyncio.get_running_loop().create_future()
+def _done(reply: Reply) -> asyncio.Future[Reply | None]:
+    future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
     future.set_result(reply)
     return future

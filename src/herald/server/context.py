@@ -9,12 +9,19 @@ the author's code, instead of confusing a client's progress bar.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from herald.protocol.errors import ProgressError
+from herald.protocol.errors import HeraldError, ProgressError
 from herald.protocol.messages import Notification, RequestId
+from herald.server.inputs import (
+    ClientRequester,
+    InputRequired,
+    InputRound,
+    answer_is_valid,
+    check_capability,
+)
 from herald.server.logging_levels import LogLevel, passes
 from herald.server.outbox import Outbox
 
@@ -34,6 +41,9 @@ class Context:
     outbox: Outbox
     progress_token: str | int | None = None
     log_threshold: str | None = None
+    requester: ClientRequester | None = None
+    input_round: InputRound | None = None
+    close_stream_callback: Callable[[], None] | None = None
     _last_progress: float | None = field(default=None, repr=False)
 
     async def report_progress(
@@ -80,6 +90,75 @@ class Context:
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared `capability` (e.g. "sampling", "elicitation")."""
         return capability in self.client_capabilities
+
+    # -- input from the client -------------------------------------------------------------
+
+    @property
+    def request_state(self) -> Any:
+        """What this tool passed as `state` to `ask` in the previous round (2026-07-28), if any."""
+        return self.input_round.state if self.input_round is not None else None
+
+    async def ask(
+        self, requests: Mapping[str, tuple[str, dict[str, Any]]], *, state: Any = None
+    ) -> dict[str, Any]:
+        """Ask the client for several inputs at once; keys name them, values are (method, params).
+
+        Handshake era: the requests go to the client on this request's stream and this
+        waits for all answers. 2026-07-28: answered keys come from the client's retry; if
+        any is missing the request ends with `input_required` (and runs again when the
+        client retries), carrying `state` to `request_state` of the next round.
+        """
+        for method, _ in requests.values():
+            check_capability(method, self.client_capabilities)
+        if self.input_round is not None:
+            answers = self.input_round.answers
+            missing = {
+                key: {"method": method, "params": params}
+                for key, (method, params) in requests.items()
+                if not answer_is_valid(method, answers.get(key))
+            }
+            if missing:
+                kept = {key: value for key, value in answers.items() if key not in missing}
+                raise InputRequired(missing, kept, state if state is not None else self.input_round.state)
+            return {key: answers[key] for key in requests}
+        if self.requester is None:
+            raise HeraldError("this transport cannot send requests to the client")
+        keys = list(requests)
+        results = await asyncio.gather(
+            *(self.requester(method, params) for method, params in requests.values())
+        )
+        return dict(zip(keys, results, strict=True))
+
+    async def elicit(
+        self, message: str, requested_schema: dict[str, Any], *, key: str = "elicitation"
+    ) -> dict[str, Any]:
+        """Ask the user for structured input; returns the `ElicitResult` (action, content)."""
+        params = {"message": message, "requestedSchema": requested_schema}
+        answer: dict[str, Any] = (await self.ask({key: ("elicitation/create", params)}))[key]
+        return answer
+
+    async def sample(
+        self, messages: list[dict[str, Any]], *, max_tokens: int, key: str = "sampling", **options: Any
+    ) -> dict[str, Any]:
+        """Ask the client's model for a completion; returns the `CreateMessageResult`."""
+        params = {"messages": messages, "maxTokens": max_tokens, **options}
+        answer: dict[str, Any] = (await self.ask({key: ("sampling/createMessage", params)}))[key]
+        return answer
+
+    async def list_roots(self, *, key: str = "roots") -> list[dict[str, Any]]:
+        """The client's roots (directories or files it shares)."""
+        answer = (await self.ask({key: ("roots/list", {})}))[key]
+        roots: list[dict[str, Any]] = answer.get("roots", [])
+        return roots
+
+    def close_stream(self) -> None:
+        """End this request's HTTP stream now; the client resumes it with `Last-Event-ID`.
+
+        Long requests use it to free a connection (SEP-1699 polling); the rest of the
+        request's messages are stored and replayed. A no-op on transports without streams.
+        """
+        if self.close_stream_callback is not None:
+            self.close_stream_callback()
 
     @staticmethod
     async def checkpoint() -> None:

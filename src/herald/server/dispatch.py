@@ -13,9 +13,11 @@ from mcp_types import SERVER_INFO_META_KEY
 from mcp_types.methods import CACHEABLE_METHODS
 
 from herald.protocol.errors import InternalError, MethodNotFound, ProtocolError, ResourceNotFound
-from herald.protocol.messages import ErrorResponse, Response
-from herald.protocol.validation import serialize_result, validate_request_params
-from herald.server.handlers import HANDLERS
+from herald.protocol.messages import ErrorResponse, Request, Response
+from herald.protocol.sealing import seal
+from herald.protocol.validation import serialize_result, validate_request_params, without_unusable_answers
+from herald.server.handlers import HANDLERS, state_purpose
+from herald.server.inputs import InputRequired
 from herald.server.scope import RequestScope
 
 if TYPE_CHECKING:
@@ -52,8 +54,20 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
     handler, capability = entry
     if capability is not None and capability not in server.capabilities():
         raise MethodNotFound(f"Method not found: {method} (this server declares no {capability} capability)")
+    if scope.modern and "inputResponses" in scope.params:
+        cleaned = without_unusable_answers(scope.request.params)
+        scope.request = Request(scope.request.id, method, dict(cleaned) if cleaned is not None else None)
     validate_request_params(method, scope.version, scope.request.params)
-    result = await handler(server, scope)
+    try:
+        result = await handler(server, scope)
+    except InputRequired as needed:
+        result = {
+            "resultType": "input_required",
+            "inputRequests": needed.requests,
+            "requestState": seal(
+                server.state_key, state_purpose(scope), {"answers": needed.answers, "state": needed.state}
+            ),
+        }
     if scope.modern:
         add_modern_fields(server, method, result)
     return serialize_result(method, scope.version, result)

@@ -14,9 +14,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from herald.protocol.cursor import paginate
-from herald.protocol.errors import InvalidParams, ResourceNotFound
+from herald.protocol.errors import InvalidParams, ProtocolError, ResourceNotFound
+from herald.protocol.sealing import unseal
 from herald.protocol.versions import ARGUMENT_ERRORS_AS_RESULTS_SINCE, SUPPORTED_VERSIONS, is_at_least
 from herald.server.context import Context
+from herald.server.inputs import InputRequired, InputRound
 from herald.server.logging_levels import SEVERITY
 from herald.server.results import (
     error_result,
@@ -46,6 +48,9 @@ async def call(function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
 
 def make_context(server: Server, scope: RequestScope) -> Context:
     return Context(
+        requester=scope.requester,
+        input_round=input_round(server, scope) if scope.modern else None,
+        close_stream_callback=scope.close_stream,
         server=server,
         request_id=scope.request.id,
         protocol_version=scope.version,
@@ -55,6 +60,28 @@ def make_context(server: Server, scope: RequestScope) -> Context:
         progress_token=scope.progress_token,
         log_threshold=scope.log_threshold,
     )
+
+
+def state_purpose(scope: RequestScope) -> str:
+    """What a sealed requestState is bound to: the method and the thing it names."""
+    params = scope.params
+    return f"{scope.request.method}:{params.get('name', params.get('uri', ''))}"
+
+
+def input_round(server: Server, scope: RequestScope) -> InputRound:
+    """Answers from earlier rounds (sealed in requestState) merged with this retry's answers."""
+    params = scope.params
+    round_ = InputRound()
+    token = params.get("requestState")
+    if isinstance(token, str):
+        carried = unseal(server.state_key, state_purpose(scope), token)
+        if isinstance(carried, dict):
+            round_.answers.update(carried.get("answers") or {})
+            round_.state = carried.get("state")
+    responses = params.get("inputResponses")
+    if isinstance(responses, dict):
+        round_.answers.update(responses)
+    return round_
 
 
 def bind(
@@ -105,6 +132,8 @@ async def call_tool(server: Server, scope: RequestScope) -> dict[str, Any]:
         result = tool_result(await call(spec.function, values))
     except server.tool_error_types as exc:
         return error_result(str(exc))
+    except (ProtocolError, InputRequired):
+        raise  # a protocol-level answer (e.g. a missing client capability), not a tool failure
     except Exception:
         logger.exception("tool %r raised", name)
         return error_result(f"Tool {name!r} failed with an internal error.")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from herald.protocol.messages import Request
+from herald.protocol.modern import read_envelope
+from herald.server.inputs import ClientRequester
 from herald.server.outbox import Outbox
 
 
@@ -34,7 +36,24 @@ class RequestScope:
     progress_token: str | int | None = None
     log_threshold: str | None = None
     session: ClientSession | None = None
+    requester: ClientRequester | None = None
+    close_stream: Callable[[], None] | None = None
 
     @property
     def params(self) -> dict[str, Any]:
         return self.request.params or {}
+
+
+def modern_scope(request: Request, outbox: Outbox) -> RequestScope:
+    """The scope of a 2026-07-28 request: everything comes from its own `_meta`."""
+    envelope = read_envelope(request.method, request.params)
+    return RequestScope(
+        request=request,
+        version=envelope.version,
+        modern=True,
+        client_capabilities=envelope.client_capabilities,
+        client_info=envelope.client_info,
+        outbox=outbox,
+        progress_token=envelope.progress_token,
+        log_threshold=envelope.log_level,
+    )
