@@ -78,6 +78,7 @@ class InMemoryClient:
         self.received: list[Any] = []
         self.notifications: list[JSONObject] = []
         self.server_requests: list[JSONObject] = []
+        self._answering: set[asyncio.Future[None]] = set()
         self._waiting: dict[RequestId, asyncio.Future[JSONObject]] = {}
         self._ids = itertools.count(1)
         self._frames: asyncio.Queue[Any] = asyncio.Queue()
@@ -88,7 +89,9 @@ class InMemoryClient:
         for item in message if isinstance(message, list) else [message]:
             if "method" in item and "id" in item:
                 self.server_requests.append(item)
-                asyncio.ensure_future(self._answer(item))
+                answering = asyncio.ensure_future(self._answer(item))
+                self._answering.add(answering)
+                answering.add_done_callback(self._answering.discard)
             elif "method" in item:
                 self.notifications.append(item)
             elif (future := self._waiting.pop(item.get("id"), None)) is not None and not future.done():

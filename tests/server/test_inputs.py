@@ -50,7 +50,7 @@ async def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"roots": [{"uri": "file:///work", "name": "work"}]}
 
 
-CAPABILITIES = {"elicitation": {}, "sampling": {}, "roots": {}}
+CAPABILITIES: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
 async def test_handshake_era_asks_on_the_stream() -> None:

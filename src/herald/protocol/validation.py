@@ -12,8 +12,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mcp_types import methods
-from mcp_types import InputResponse
+from mcp_types import InputResponse, methods
 from pydantic import TypeAdapter, ValidationError
 
 from herald.protocol.errors import InternalError, InvalidParams, MethodNotFound
