@@ -8,7 +8,6 @@ measure herald side by side with them:
 from __future__ import annotations
 
 import argparse
-import sys
 
 from herald import Context, Server
 
@@ -42,7 +41,9 @@ def main(argv: list[str] | None = None) -> None:
 
         run_stdio(server)
     else:
-        sys.exit("the HTTP transport is not available yet")
+        from herald.transports.http import run_http
+
+        run_http(server, port=args.port)
 
 
 if __name__ == "__main__":

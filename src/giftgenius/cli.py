@@ -23,19 +23,43 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="GiftGenius: 
 
 @app.command()
 def serve(
-    stdio: Annotated[bool, typer.Option("--stdio", help="Serve one client on stdin/stdout.")] = True,
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Serve one client on stdin/stdout instead of HTTP.")
+    ] = False,
+    host: Annotated[str, typer.Option(help="Interface to listen on (HTTP).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (HTTP).")] = 8000,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="Where events are kept: sqlite:///PATH or memory. Default: a file in your data dir."
+        ),
+    ] = None,
     max_message_bytes: Annotated[
         int, typer.Option(help="Refuse messages larger than this.")
     ] = DEFAULT_MAX_BYTES,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
-    """Serve GiftGenius over MCP (stdio until the HTTP transport lands)."""
+    """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
     from giftgenius.app import build_server
-    from herald.transports.stdio import run_stdio
 
+    if stdio:
+        from herald.transports.stdio import run_stdio
+
+        if not quiet:
+            print("giftgenius: serving MCP on stdio (logs on stderr)", file=sys.stderr)
+        run_stdio(build_server(), max_message_bytes=max_message_bytes)
+        return
+    from herald.stores.location import open_event_log
+    from herald.transports.http import HttpConfig, run_http
+
+    log, where = open_event_log(store, app_name="giftgenius")
+    url = f"http://{host}:{port}/mcp"
     if not quiet:
-        print("giftgenius: serving MCP on stdio (logs on stderr)", file=sys.stderr)
-    run_stdio(build_server(), max_message_bytes=max_message_bytes)
+        print(f"GiftGenius is serving MCP (Streamable HTTP) at {url}", file=sys.stderr)
+        print(f"  events are stored in {where}", file=sys.stderr)
+        print(f"  connect a client to {url}, e.g. npx @modelcontextprotocol/inspector", file=sys.stderr)
+    config = HttpConfig(max_body_bytes=max_message_bytes)
+    run_http(build_server(), host=host, port=port, config=config, log=log)
 
 
 @app.command()

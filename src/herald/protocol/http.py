@@ -31,6 +31,17 @@ NAME_FIELDS: Final[Mapping[str, str]] = {
 }
 
 X_MCP_HEADER: Final = "x-mcp-header"
+
+#: The HTTP status of a 2026-07-28 error reply, by JSON-RPC code; others are 200.
+MODERN_ERROR_STATUS: Final[Mapping[int, int]] = {
+    -32700: 400,
+    -32600: 400,
+    -32602: 400,
+    -32020: 400,
+    -32021: 400,
+    -32022: 400,
+    -32601: 404,
+}
 _BASE64_WRAPPED = re.compile(r"=\?base64\?(?P<payload>.*)\?=")
 
 LOOPBACK_HOSTS: Final[frozenset[str]] = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})

@@ -60,7 +60,7 @@ class Server:
         # Seals requestState of multi-round requests; replicas must share it (HERALD_STATE_KEY).
         self.state_key = state_key or _state_key_from_environment()
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
-        self._listeners: list[ServerListener] = []
+        self._listeners: dict[int, ServerListener] = {}  # by id: thousands of sessions come and go
         self._capabilities: dict[str, Any] | None = None
         self.registry.on_change(self._list_changed)
 
@@ -103,11 +103,11 @@ class Server:
         The second argument is the resource URI for `notifications/resources/updated`,
         so each connection can check its own subscriptions.
         """
-        self._listeners.append(listener)
+        key = id(listener)
+        self._listeners[key] = listener
 
         def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            self._listeners.pop(key, None)
 
         return remove
 
@@ -120,7 +120,7 @@ class Server:
         self._broadcast(Notification(f"notifications/{kind}/list_changed"), None)
 
     def _broadcast(self, notification: Notification, uri: str | None) -> None:
-        for listener in list(self._listeners):
+        for listener in list(self._listeners.values()):
             listener(notification, uri)
 
     # -- registration ----------------------------------------------------------------------

@@ -1,0 +1,63 @@
+"""Streamable HTTP for both protocol eras: a Starlette app, served by uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from herald.server.app import Server
+from herald.stores.eventlog import EventLog
+from herald.stores.memory import MemoryEventLog
+from herald.transports.http.config import HttpConfig
+from herald.transports.http.endpoint import MCPEndpoint
+from herald.transports.http.sessions import SessionRegistry
+
+__all__ = ["HttpConfig", "create_app", "run_http"]
+
+
+def create_app(server: Server, config: HttpConfig | None = None, log: EventLog | None = None) -> Starlette:
+    """The ASGI app serving `server` at `config.path`; add routes of your own as with any Starlette app."""
+    config = config or HttpConfig()
+    event_log: EventLog = log if log is not None else MemoryEventLog()
+    sessions = SessionRegistry(
+        server, event_log, ttl=config.session_ttl, max_message_bytes=config.max_body_bytes
+    )
+    endpoint = MCPEndpoint(server, config, sessions, event_log)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        expiry = asyncio.ensure_future(sessions.run_expiry())
+        try:
+            yield
+        finally:
+            expiry.cancel()
+            await sessions.aclose()
+            await event_log.aclose()
+
+    app = Starlette(
+        routes=[Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])], lifespan=lifespan
+    )
+    app.state.sessions = sessions
+    return app
+
+
+def run_http(
+    server: Server,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    config: HttpConfig | None = None,
+    log: EventLog | None = None,
+) -> None:
+    """Serve until interrupted, on uvloop and httptools where installed."""
+    import gc
+
+    import uvicorn
+
+    app = create_app(server, config, log)
+    gc.freeze()  # everything loaded so far lives as long as the process
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")

@@ -1,0 +1,72 @@
+"""The few ASGI moves the endpoint makes, kept apart so each stays one line at the call site."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from herald.protocol.codec import Outgoing, encode
+from herald.protocol.http import HTTPError
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+JSON_HEADERS = [(b"content-type", b"application/json")]
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+async def read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes:
+    """The whole request body, refused with 413 as soon as it is known to be too large."""
+    declared = headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise HTTPError(413, f"Payload Too Large: the body is {declared} bytes; the limit is {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise HTTPError(400, "Bad Request: the client went away before sending the body")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise HTTPError(413, f"Payload Too Large: the body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def wait_for_disconnect(receive: Receive) -> None:
+    """Returns when the client closes the connection (the request body is already read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def send_json(
+    send: Send, status: int, message: Outgoing, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = encode(message)
+    headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_empty(send: Send, status: int) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def start_stream(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+
+
+async def send_body(send: Send, data: bytes) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+async def end_body(send: Send) -> None:
+    await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -1,0 +1,226 @@
+"""SSE streams of the Streamable HTTP transport, durable through the event log.
+
+A `ResponseStream` is the outbox of one POST. Until its first message it has not
+decided how to answer: when that message is the whole reply, the POST is answered with
+plain JSON; otherwise it becomes an SSE stream. Every SSE event is appended to the event
+log before anyone sees it, by a pump task that runs whether or not a client is
+listening, so a client that drops the connection (or is told to go away, SEP-1699)
+resumes with `Last-Event-ID` and misses nothing. The standalone GET stream of a session
+works the same way for server-initiated messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Callable
+
+from herald.protocol.codec import Outgoing, encode
+from herald.protocol.messages import ErrorResponse, RequestId, Response
+from herald.protocol.sse import encode_event
+from herald.stores.eventlog import EventLog
+
+#: Stream name of a session's standalone GET stream; POST streams get random names.
+STANDALONE = "g"
+#: Producers (progress, logs) wait for the pump once this many messages are queued.
+HIGH_WATER = 1024
+
+
+class _Marker:
+    """Queued among the messages: end the live response here."""
+
+
+_END = b""  # queued to a listener to end its response; real frames are never empty
+
+
+def event_id(stream: str, position: int) -> str:
+    return f"{stream}.{position}"
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    stream, _, position = value.rpartition(".")
+    if not stream or not position.isdigit():
+        return None
+    return stream, int(position)
+
+
+class DurableStream:
+    """Messages in, persisted SSE frames out to whoever is attached right now."""
+
+    def __init__(
+        self, log: EventLog | None, session: str, name: str, *, hold_until_started: bool = True
+    ) -> None:
+        #: With no log (2026-07-28 streams, which cannot be resumed) nothing is stored.
+        #: Without a listener ever, a standalone stream drops what it is sent instead of
+        #: storing it: server-initiated messages are advisory, and a session that never
+        #: opened its GET stream should not grow a log.
+        self.hold_until_started = hold_until_started
+        self.log = log
+        self.session = session
+        self.name = name
+        self.position = 0
+        self._incoming: asyncio.Queue[Outgoing | _Marker | None] = asyncio.Queue()
+        self._listener: asyncio.Queue[bytes] | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self.finished = asyncio.Event()
+        self._room = asyncio.Event()  # set when a waiting producer may queue more
+        self.on_finished: Callable[[], None] | None = None
+
+    # -- outbox ----------------------------------------------------------------------------------
+
+    def send(self, message: Outgoing) -> None:
+        if self._pump is not None or self.hold_until_started:
+            self._incoming.put_nowait(message)
+
+    async def drain(self) -> None:
+        if self._pump is not None and self._incoming.qsize() > HIGH_WATER:
+            self._room.clear()
+            await self._room.wait()
+
+    # -- pumping ----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._pump is None:
+            self._pump = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        try:
+            while (message := await self._incoming.get()) is not None:
+                if self._incoming.qsize() <= HIGH_WATER // 2:
+                    self._room.set()
+                if isinstance(message, _Marker):
+                    self.detach()
+                    continue
+                data = encode(message)
+                if self.log is None:
+                    self.position += 1
+                else:
+                    self.position = await self.log.append(self.session, self.name, data)
+                if self._listener is not None:
+                    self._listener.put_nowait(encode_event(data, event_id=event_id(self.name, self.position)))
+                if self.is_last(message):
+                    break
+        finally:
+            self._room.set()
+            self.finished.set()
+            self.detach()
+            if self.on_finished is not None:
+                self.on_finished()
+
+    def is_last(self, message: Outgoing) -> bool:
+        """Whether the stream ends after this message (a POST stream ends with its replies)."""
+        return False
+
+    async def aclose(self) -> None:
+        """Stop pumping (the session ended)."""
+        self._incoming.put_nowait(None)
+        if self._pump is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+
+    # -- listening ----------------------------------------------------------------------------------
+
+    def close_stream(self) -> None:
+        """End the live HTTP response after what was sent so far (SEP-1699).
+
+        The marker travels in order with the messages, so everything sent before the call
+        still goes out live; what follows is stored for the client to resume.
+        """
+        self._incoming.put_nowait(_Marker())
+
+    def detach(self) -> None:
+        """End the live HTTP response now (the client left, or a newer one replaced it)."""
+        if self._listener is not None:
+            self._listener.put_nowait(_END)
+            self._listener = None
+
+    def listen(self) -> asyncio.Queue[bytes]:
+        """Become the stream's listener (a newer connection replaces an older one)."""
+        self.detach()
+        live: asyncio.Queue[bytes] = asyncio.Queue()
+        self._listener = live
+        return live
+
+    @property
+    def listening(self) -> bool:
+        return self._listener is not None
+
+    async def frames(
+        self, live: asyncio.Queue[bytes], after: int | None, keepalive: float
+    ) -> AsyncIterator[bytes | None]:
+        """SSE frames for one HTTP response: the stored ones after `after`, then live ones.
+
+        `live` comes from `listen()`, called before anything could be pumped past it.
+        Yields None when `keepalive` seconds pass without a frame, so the caller can send
+        a comment. Ends when the stream finishes or is closed, or another listener takes over.
+        """
+        if after is not None and self.log is not None:
+            last = after
+            for stored in await self.log.read_after(self.session, self.name, after):
+                last = stored.position
+                yield encode_event(stored.data, event_id=event_id(self.name, stored.position))
+            # Frames pumped while we read the log are both stored and queued: skip the repeats.
+            _drop_through(live, last)
+        if self.finished.is_set() and live.empty():
+            return
+        while True:
+            try:
+                frame = await asyncio.wait_for(live.get(), keepalive)
+            except TimeoutError:
+                yield None
+                continue
+            if not frame:  # the end marker
+                return
+            yield frame
+
+
+def _drop_through(queue: asyncio.Queue[bytes], position: int) -> None:
+    """Drop queued frames at or before `position` (ids are `name.position`)."""
+    kept: list[bytes] = []
+    while not queue.empty():
+        frame = queue.get_nowait()
+        if not frame or _frame_position(frame) > position:
+            kept.append(frame)
+    for frame in kept:
+        queue.put_nowait(frame)
+
+
+def _frame_position(frame: bytes) -> int:
+    first_line = frame.split(b"\n", 1)[0]
+    parsed = parse_event_id(first_line.removeprefix(b"id: ").decode())
+    return parsed[1] if parsed else 0
+
+
+class ResponseStream(DurableStream):
+    """The outbox of one POST: JSON when the reply is all there is, SSE otherwise."""
+
+    def __init__(self, log: EventLog | None, session: str, expected: set[RequestId]) -> None:
+        super().__init__(log, session, secrets.token_hex(6))
+        self.expected = set(expected)
+        #: Resolves with the first message sent: it decides between a JSON and an SSE answer.
+        self.first: asyncio.Future[Outgoing] = asyncio.get_running_loop().create_future()
+
+    def send(self, message: Outgoing) -> None:
+        if not self.first.done():
+            self.first.set_result(message)
+        super().send(message)
+
+    def answers_everything(self, message: Outgoing) -> bool:
+        """Whether this one message replies to every request of the POST."""
+        if isinstance(message, tuple):
+            return {
+                reply.id for reply in message if isinstance(reply, Response | ErrorResponse)
+            } >= self.expected
+        return isinstance(message, Response | ErrorResponse) and {message.id} >= self.expected
+
+    def start_sse(self) -> None:
+        """Answer as a stream after all: the pump persists and relays everything sent so far, and on."""
+        self.start()
+
+    def is_last(self, message: Outgoing) -> bool:
+        replies = message if isinstance(message, tuple) else (message,)
+        for reply in replies:
+            if isinstance(reply, Response | ErrorResponse):
+                self.expected.discard(reply.id)
+        return not self.expected
