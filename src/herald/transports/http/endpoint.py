@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
 from herald.protocol.codec import Batch, Outgoing, decode, error_id, error_response
 from herald.protocol.errors import HeaderMismatch, ProtocolError, UnsupportedProtocolVersion
@@ -197,7 +198,8 @@ class MCPEndpoint:
         cancelled because the client left) ends the exchange too.
         """
         if task is not None:
-            await asyncio.wait({stream.first, task}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {stream.first, task}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if not stream.first.done():
                 return
         first = await stream.first
