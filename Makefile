@@ -6,7 +6,7 @@ UV_VERSION := 0.13.8
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: run test install install-dev lint typecheck unit bench
+.PHONY: run test install install-dev lint typecheck unit conformance bench
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,7 @@ install-dev: $(UV)
 	$(UV) sync --frozen --inexact --quiet
 
 run: install
-	$(VENV)/bin/giftgenius serve --stdio
+	$(VENV)/bin/giftgenius serve
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
@@ -32,7 +32,11 @@ typecheck: install-dev
 unit: install-dev
 	$(VENV)/bin/pytest
 
-test: lint typecheck unit
+# The official MCP conformance suites against examples/everything (needs Node and ../shared).
+conformance: install-dev
+	$(VENV)/bin/python scripts/conformance.py
+
+test: lint typecheck unit conformance
 
 bench: install-dev
 	$(VENV)/bin/python bench/compare.py

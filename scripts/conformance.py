@@ -1,0 +1,110 @@
+"""Run the official MCP conformance suites against examples/everything, as CI does.
+
+Starts the fixture server on a free loopback port, runs the shared `run-server-suite`
+three times (harness 0.1.16; 0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28) and holds
+each to its bar: 0.1.16 must pass all 32 scenarios with no WARN line, the alpha runs
+must have 0 failures. Exits non-zero on the first miss. Stdlib only.
+
+Without the shared folder (a developer's laptop) it says so and exits 0, unless CI=true,
+where a missing suite is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SUITE = REPO.parent / "shared" / "conformance" / "run-server-suite"
+FIXTURE = REPO / "examples" / "everything" / "server.py"
+
+
+@dataclass(frozen=True)
+class Bar:
+    """What one suite run must show."""
+
+    passed: int | None = None  # exactly this many scenarios passed, when set
+    no_warn: bool = False  # no scenario may pass with warnings
+
+
+RUNS = [
+    ([], Bar(passed=32, no_warn=True)),
+    (["--harness", "0.2.0-alpha.12", "--spec-version", "2025-11-25"], Bar()),
+    (["--harness", "0.2.0-alpha.12", "--spec-version", "2026-07-28"], Bar()),
+]
+SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed", re.MULTILINE)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[bytes], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"conformance: the fixture server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("conformance: the fixture server did not start listening")
+
+
+def run_suite(arguments: list[str], url: str, bar: Bar) -> bool:
+    command = [str(SUITE), *arguments, url]
+    print(f"\n$ {' '.join(command[1:-1]) or '(harness 0.1.16)'} {url}", flush=True)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    output = done.stdout + done.stderr
+    print(output, flush=True)
+    found = SUMMARY.search(output)
+    if found is None:
+        print("conformance: no summary line from the suite", flush=True)
+        return False
+    passed, failed = int(found.group(1)), int(found.group(2))
+    ok = failed == 0 and done.returncode == 0
+    if bar.passed is not None:
+        ok = ok and passed == bar.passed
+    if bar.no_warn and re.search(r"^WARN ", output, re.MULTILINE):
+        print("conformance: a scenario passed with warnings; none are allowed", flush=True)
+        ok = False
+    return ok
+
+
+def main() -> int:
+    if not SUITE.exists():
+        message = f"conformance: the suite is not at {SUITE}"
+        if os.environ.get("CI") == "true":
+            print(message, file=sys.stderr)
+            return 1
+        print(f"{message}; skipped (set CI=true to make this an error)")
+        return 0
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = subprocess.Popen([sys.executable, str(FIXTURE), "--port", str(port)], cwd=REPO)
+    try:
+        wait_until_listening(port, server)
+        results = [run_suite(arguments, url, bar) for arguments, bar in RUNS]
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    # Suite runs that met their bar, in the closing-line form CI readers know.
+    print(f"\nsuites: {sum(results)} passed, {len(results) - sum(results)} failed", flush=True)
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
