@@ -26,11 +26,20 @@ INITIALIZE = json.dumps(
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "churn", "version": "1"}},
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "churn", "version": "1"},
+        },
     }
 )
 CALL = json.dumps(
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+    {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}},
+    }
 )
 
 
@@ -48,7 +57,8 @@ def churn(port: int, count: int) -> None:
         response = connection.getresponse()
         response.read()
         session_id = response.getheader("mcp-session-id")
-        assert response.status == 200 and session_id, response.status
+        if response.status != 200 or not session_id:
+            raise RuntimeError(f"initialize answered {response.status}")
         session = {**HEADERS, "mcp-session-id": session_id}
         connection.request("POST", "/mcp", CALL, session)
         reply = connection.getresponse()
@@ -94,7 +104,8 @@ def main() -> int:
         server.wait(timeout=10)
     growth_mib = (after - before) / 1024
     print(f"{args.sessions} sessions opened, used and deleted in {elapsed:.1f} s")
-    print(f"server RSS before {before / 1024:.1f} MiB, after {after / 1024:.1f} MiB: growth {growth_mib:+.2f} MiB")
+    print(f"server RSS before {before / 1024:.1f} MiB, after {after / 1024:.1f} MiB")
+    print(f"growth {growth_mib:+.2f} MiB")
     ok = growth_mib <= args.bound_mib
     print(f"bound {args.bound_mib} MiB: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
