@@ -260,3 +260,12 @@ async def test_idle_sessions_expire(running: Running) -> None:
     assert await registry.expire_idle() == 1
     ping = await running.post({"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"mcp-session-id": session_id})
     assert ping.status_code == 404
+
+
+async def test_idle_streams_get_keepalive_comments(running: Running) -> None:
+    session_id = await running.initialize()
+    headers = {"accept": "text/event-stream", "mcp-session-id": session_id}
+    async with running.client.stream("GET", running.url, headers=headers) as response:
+        chunks = response.aiter_bytes()
+        first = await anext(chunks)  # the fixture's interval is 0.2 s
+    assert first == b": keep-alive\n\n"

@@ -156,12 +156,13 @@ class DurableStream:
         a comment. Ends when the stream finishes or is closed, or another listener takes over.
         """
         if after is not None and self.log is not None:
-            last = after
-            for stored in await self.log.read_after(self.session, self.name, after):
-                last = stored.position
-                yield encode_event(stored.data, event_id=event_id(self.name, stored.position))
+            stored = await self.log.read_after(self.session, self.name, after)
+            if stored:
+                yield b"".join(
+                    encode_event(event.data, event_id=event_id(self.name, event.position)) for event in stored
+                )
             # Frames pumped while we read the log are both stored and queued: skip the repeats.
-            _drop_through(live, last)
+            _drop_through(live, stored[-1].position if stored else after)
         if self.finished.is_set() and live.empty():
             return
         while True:
@@ -170,9 +171,16 @@ class DurableStream:
             except TimeoutError:
                 yield None
                 continue
+            # Whatever else is queued goes out in the same write: one send per burst, not per event.
+            batch = [frame]
+            while frame and not live.empty():
+                frame = live.get_nowait()
+                batch.append(frame)
             if not frame:  # the end marker
+                if len(batch) > 1:
+                    yield b"".join(batch[:-1])
                 return
-            yield frame
+            yield b"".join(batch)
 
 
 def _drop_through(queue: asyncio.Queue[bytes], position: int) -> None:
