@@ -16,7 +16,8 @@ SOURCE = Path(herald.__file__).parent.parent
 ALLOWED = {
     "herald.protocol": {"herald.protocol"},
     "herald.server": {"herald.protocol", "herald.server", "herald.content"},
-    "herald.transports": {"herald.protocol", "herald.server", "herald.transports"},
+    "herald.transports": {"herald.protocol", "herald.server", "herald.stores", "herald.transports"},
+    "herald.stores": {"herald.stores"},
     "herald.client": {"herald.protocol", "herald.client"},
     "herald.content": set(),
 }
