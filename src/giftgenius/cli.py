@@ -37,6 +37,13 @@ def serve(
     max_message_bytes: Annotated[
         int, typer.Option(help="Refuse messages larger than this.")
     ] = DEFAULT_MAX_BYTES,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Also accept requests whose Host/Origin names this host (repeat it); loopback always."
+        ),
+    ] = None,
+    session_ttl: Annotated[float, typer.Option(help="Close HTTP sessions idle this many seconds.")] = 1800.0,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -58,7 +65,11 @@ def serve(
         print(f"GiftGenius is serving MCP (Streamable HTTP) at {url}", file=sys.stderr)
         print(f"  events are stored in {where}", file=sys.stderr)
         print(f"  connect a client to {url}, e.g. npx @modelcontextprotocol/inspector", file=sys.stderr)
-    config = HttpConfig(max_body_bytes=max_message_bytes)
+    config = HttpConfig(
+        max_body_bytes=max_message_bytes,
+        allowed_hosts=HttpConfig().allowed_hosts | frozenset(allow_host or ()),
+        session_ttl=session_ttl,
+    )
     run_http(build_server(), host=host, port=port, config=config, log=log)
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
+import httpx
 import orjson
 
 from giftgenius.cli import parse_arguments
@@ -88,3 +92,47 @@ def test_arguments_follow_the_schema_types() -> None:
         "recipient": "42",
         "n": 3,
     }
+
+
+def test_serve_http_prints_where_and_answers(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    store = tmp_path / "events.db"
+    argv = [sys.executable, "-m", "giftgenius", "serve", "--port", str(port), "--store", f"sqlite:///{store}"]
+    server = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        banner = server.stderr.readline()
+        assert f"http://127.0.0.1:{port}/mcp" in banner
+        assert str(store) in server.stderr.readline()
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                response = httpx.post(
+                    f"http://127.0.0.1:{port}/mcp",
+                    json=body,
+                    headers={"accept": "application/json, text/event-stream"},
+                    timeout=5,
+                )
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.05)
+        assert response.status_code == 200
+        assert response.json()["result"]["serverInfo"]["name"] == "giftgenius"
+        assert "mcp-session-id" in response.headers
+        assert store.exists()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
