@@ -25,6 +25,9 @@ from herald.protocol.versions import (
 )
 from herald.server.app import Server
 from herald.server.connection import Connection
+from herald.stores.conformance import check_event_log, check_job_store
+
+__all__ = ["ClientAnswer", "InMemoryClient", "RPCError", "check_event_log", "check_job_store", "connect"]
 
 CLIENT_INFO = {"name": "herald-testing", "version": "1.0.0"}
 

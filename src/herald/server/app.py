@@ -15,9 +15,13 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
+from herald.jobs.service import JobListener, JobService
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.server.context import Context
+from herald.server.jobs import JobRunner, install_job_support, job_tool
 from herald.server.registry import (
     Completer,
     ListKind,
@@ -29,6 +33,8 @@ from herald.server.registry import (
     ToolSpec,
 )
 from herald.server.signature import output_schema_of, read_signature
+from herald.stores.jobstore import JobStore
+from herald.stores.memory import MemoryJobStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 ServerListener = Callable[[Notification, str | None], None]
@@ -63,6 +69,10 @@ class Server:
         self._listeners: dict[int, ServerListener] = {}  # by id: thousands of sessions come and go
         self._capabilities: dict[str, Any] | None = None
         self.registry.on_change(self._list_changed)
+        self._job_store: JobStore | None = None
+        self._job_service: JobService | None = None
+        self._job_runner: JobRunner | None = None
+        self._job_listeners: dict[int, JobListener] = {}
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -122,6 +132,90 @@ class Server:
     def _broadcast(self, notification: Notification, uri: str | None) -> None:
         for listener in list(self._listeners.values()):
             listener(notification, uri)
+
+    # -- jobs ----------------------------------------------------------------------------------
+
+    def use_job_store(self, store: JobStore) -> None:
+        """Keep jobs, their events and results in `store` (the default is in memory)."""
+        if self._job_service is not None:
+            raise RuntimeError("choose the job store before the server starts jobs")
+        self._job_store = store
+
+    def job_service(self) -> JobService:
+        if self._job_service is None:
+            self._job_service = JobService(self._job_store or MemoryJobStore())
+            self._job_service.subscribe(self._job_event)
+        return self._job_service
+
+    def job_runner(self) -> JobRunner:
+        if self._job_runner is None:
+            self._job_runner = JobRunner(self.job_service())
+        return self._job_runner
+
+    async def start_jobs(self) -> list[str]:
+        """At start-up: fail the jobs a previous run left unfinished. Returns their ids."""
+        return await self.job_service().recover() if self._uses_jobs else []
+
+    async def stop_jobs(self) -> None:
+        """At shutdown: stop running jobs (they end cancelled) and close the store."""
+        if self._job_runner is not None:
+            await self._job_runner.aclose()
+        if self._job_service is not None:
+            await self._job_service.store.aclose()
+
+    @property
+    def _uses_jobs(self) -> bool:
+        return self._job_store is not None or self._job_service is not None
+
+    def add_job_listener(self, listener: JobListener) -> Callable[[], None]:
+        """Connections and subscription streams hear every job event here."""
+        key = id(listener)
+        self._job_listeners[key] = listener
+
+        def remove() -> None:
+            self._job_listeners.pop(key, None)
+
+        return remove
+
+    def _job_event(self, job: JobRecord, event: JobEvent) -> None:
+        for listener in list(self._job_listeners.values()):
+            listener(job, event)
+
+    def job(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register an async function as a job: a tool that answers at once with a job id.
+
+        The function may take a `JobContext` parameter; it returns JSON data (stored as the
+        job's result) or calls `ctx.complete(...)` with a result it saved itself, and fails
+        the job by raising `JobFailure`.
+        """
+
+        def register(target: F) -> F:
+            if not self.registry.tools.get("get_job_status"):
+                install_job_support(self)
+            self.registry.add_tool(
+                job_tool(
+                    self,
+                    target,
+                    name=name or target.__name__,
+                    description=description or _doc(target) or (name or target.__name__),
+                    title=title,
+                    annotations=annotations,
+                    meta=meta,
+                )
+            )
+            if self._job_store is None:
+                self._job_store = MemoryJobStore()
+            return target
+
+        return register
 
     # -- registration ----------------------------------------------------------------------
 

@@ -13,8 +13,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import secrets
 from typing import TYPE_CHECKING, Any
 
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
 from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch, decode, error_id, error_response
 from herald.protocol.errors import InvalidRequest, ProtocolError
 from herald.protocol.messages import ErrorResponse, Message, Notification, Request, RequestId, Response
@@ -57,7 +60,14 @@ class ClientError(Exception):
 class Connection:
     """Serves one client: both eras, concurrent requests, cancellation, orderly close."""
 
-    def __init__(self, server: Server, outbox: Outbox, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES):
+    def __init__(
+        self,
+        server: Server,
+        outbox: Outbox,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        owner_id: str | None = None,
+    ):
         self.server = server
         self.outbox = outbox
         self.max_message_bytes = max_message_bytes
@@ -68,6 +78,9 @@ class Connection:
         self._awaiting_client: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self._request_ids = itertools.count(1)
         self._stop_listening = server.add_listener(self._on_server_notification)
+        #: Jobs started on this connection report their events here.
+        self.owner_id = owner_id or secrets.token_hex(8)
+        self._stop_job_events = server.add_job_listener(self._on_job_event)
 
     # -- input -----------------------------------------------------------------------------
 
@@ -183,6 +196,7 @@ class Connection:
             session=session,
             requester=self.requester(outbox),
             close_stream=getattr(outbox, "close_stream", None),
+            owner=self.owner_id,
         )
 
     def _initialize(self, request: Request, outbox: Outbox) -> Reply:
@@ -262,6 +276,24 @@ class Connection:
         if self.server.capabilities().get(kind, {}).get("listChanged"):
             self.outbox.send(notification)
 
+    def _on_job_event(self, job: JobRecord, event: JobEvent) -> None:
+        """Events of jobs started here, as notifications (after `initialized` only)."""
+        if job.owner != self.owner_id or not self.handshake.may_notify:
+            return
+        keep = getattr(self.outbox, "start", None)
+        if keep is not None:
+            keep()  # an HTTP session's GET stream stores job events even before a client listens
+        self.outbox.send(Notification(event.method, event.to_params()))
+        if event.kind == "progress" and job.progress_token is not None:
+            params: dict[str, Any] = {
+                "progressToken": job.progress_token,
+                "progress": job.percentage,
+                "total": 100,
+            }
+            if job.stage:
+                params["message"] = job.stage
+            self.outbox.send(Notification("notifications/progress", params))
+
     # -- shutdown ----------------------------------------------------------------------------------
 
     @property
@@ -285,6 +317,7 @@ class Connection:
             await asyncio.gather(*tasks, return_exceptions=True)
         self.handshake.receive(SessionInput.CLOSE)
         self._stop_listening()
+        self._stop_job_events()
 
 
 def _done(reply: Reply) -> asyncio.Future[Reply | None]:

@@ -9,6 +9,7 @@ the author's code, instead of confusing a client's progress bar.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,8 @@ class Context:
     requester: ClientRequester | None = None
     input_round: InputRound | None = None
     close_stream_callback: Callable[[], None] | None = None
+    #: Who started this request, for delivering the events of jobs it starts.
+    owner: str | None = None
     _last_progress: float | None = field(default=None, repr=False)
 
     async def report_progress(
@@ -159,6 +162,17 @@ class Context:
         """
         if self.close_stream_callback is not None:
             self.close_stream_callback()
+
+    def job_log(self, job_id: str) -> Callable[[str, Any], None]:
+        """Where a job started by this request writes its log lines: the server's log."""
+        job_logger = logging.getLogger(f"herald.jobs.{job_id}")
+
+        def log(level: str, data: Any) -> None:
+            job_logger.log(
+                logging.getLevelName(level.upper()) if level != "notice" else logging.INFO, "%s", data
+            )
+
+        return log
 
     @staticmethod
     async def checkpoint() -> None:

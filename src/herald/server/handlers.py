@@ -51,6 +51,7 @@ def make_context(server: Server, scope: RequestScope) -> Context:
         requester=scope.requester,
         input_round=input_round(server, scope) if scope.modern else None,
         close_stream_callback=scope.close_stream,
+        owner=scope.owner,
         server=server,
         request_id=scope.request.id,
         protocol_version=scope.version,

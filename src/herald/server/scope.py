@@ -38,6 +38,7 @@ class RequestScope:
     session: ClientSession | None = None
     requester: ClientRequester | None = None
     close_stream: Callable[[], None] | None = None
+    owner: str | None = None
 
     @property
     def params(self) -> dict[str, Any]:

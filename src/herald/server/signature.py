@@ -30,7 +30,7 @@ class Signature:
         """Turn validated JSON arguments into the Python values the function declares."""
         if self.arguments_model is None:
             return dict(arguments)
-        model = self.arguments_model.model_validate(arguments)
+        model = self.arguments_model.model_validate(arguments, by_alias=True)
         return {name: getattr(model, name) for name in self.parameter_names if name in model.model_fields_set}
 
 

@@ -1,14 +1,18 @@
-"""One conformance suite for every `EventLog` implementation.
+"""One conformance suite for every store implementation.
 
-Public API so any backend (ours or a user's) proves itself the same way:
-`await check_event_log(make_log)` with a factory for a fresh, empty log.
+Public API (also exported by `herald.testing`) so any backend, ours or a user's, proves
+itself the same way: `await check_event_log(make_log)` and `await check_job_store(make_store)`
+with a factory for a fresh, empty store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
 from herald.stores.eventlog import EventLog
+from herald.stores.jobstore import JobStore
 
 EventLogFactory = Callable[[], Awaitable[EventLog]]
 
@@ -40,3 +44,39 @@ async def check_event_log(make_log: EventLogFactory) -> None:
         assert len(await log.read_after("t", "a", 0)) == 1, "forget leaves other sessions alone"
     finally:
         await log.aclose()
+
+
+JobStoreFactory = Callable[[], Awaitable[JobStore]]
+
+
+async def check_job_store(make_store: JobStoreFactory) -> None:
+    """Raise AssertionError at the first property the job store breaks."""
+    store = await make_store()
+    try:
+        assert await store.get("j1") is None, "a new store is empty"
+        job = JobRecord("j1", "tool", "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z", sequence=1)
+        job.arguments = {"rows": 3}
+        created = JobEvent("j1", 1, "created", job.created_at, {"tool": "tool", "status": "pending"})
+        await store.record(job, created)
+        found = await store.get("j1")
+        assert found == job, "a job reads back as it was written"
+        assert [event.to_params() for event in await store.events_after("j1")] == [created.to_params()]
+        assert [found.job_id for found in await store.unfinished()] == ["j1"]
+        job.status, job.sequence = "running", 2
+        started = JobEvent("j1", 2, "started", job.updated_at, {"status": "running"})
+        await store.record(job, started)
+        job.status, job.sequence, job.result_uri = "completed", 3, "herald://jobs/j1/result.json"
+        completed = JobEvent(
+            "j1", 3, "completed", job.updated_at, {"status": "completed", "resultResourceId": "x"}
+        )
+        await store.record(job, completed)
+        assert (await store.get("j1")) == job, "the last record wins"
+        assert [event.kind for event in await store.events_after("j1", 1)] == ["started", "completed"]
+        assert await store.events_after("j1", 3) == []
+        assert await store.unfinished() == [], "a completed job is finished"
+        await store.put_result("j1", "result.json", "application/json", b'{"ok":true}')
+        assert await store.get_result("j1", "result.json") == ("application/json", b'{"ok":true}')
+        assert await store.get_result("j1", "other") is None
+        assert await store.events_after("nobody") == []
+    finally:
+        await store.aclose()

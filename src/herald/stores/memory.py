@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
 from herald.stores.eventlog import StoredEvent
 
 
@@ -26,3 +30,35 @@ class MemoryEventLog:
 
     async def aclose(self) -> None:
         self._streams.clear()
+
+
+class MemoryJobStore:
+    """A `JobStore` in dicts; jobs are lost with the process."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, JobRecord] = {}
+        self._events: dict[str, list[JobEvent]] = {}
+        self._results: dict[tuple[str, str], tuple[str, bytes]] = {}
+
+    async def record(self, job: JobRecord, event: JobEvent) -> None:
+        self._jobs[job.job_id] = copy.deepcopy(job)
+        self._events.setdefault(job.job_id, []).append(event)
+
+    async def get(self, job_id: str) -> JobRecord | None:
+        job = self._jobs.get(job_id)
+        return copy.deepcopy(job) if job is not None else None
+
+    async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
+        return [event for event in self._events.get(job_id, []) if event.sequence > sequence]
+
+    async def unfinished(self) -> list[JobRecord]:
+        return [copy.deepcopy(job) for job in self._jobs.values() if not job.terminal]
+
+    async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
+        self._results[(job_id, name)] = (mime_type, data)
+
+    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
+        return self._results.get((job_id, name))
+
+    async def aclose(self) -> None:
+        return None

@@ -95,6 +95,7 @@ async def serve_stdio(
         )
         outbox.send(error_response(None, error))
 
+    await server.start_jobs()
     splitter = LineSplitter(max_message_bytes, connection.receive_data, oversize)
     eof = loop.create_future()
     stop = _install_signal_handlers(loop, eof)
@@ -102,6 +103,7 @@ async def serve_stdio(
     try:
         cancelled = await eof
         await connection.aclose(cancel=bool(cancelled))
+        await server.stop_jobs()
         await outbox.aclose()
     finally:
         closer()

@@ -30,12 +30,14 @@ def create_app(server: Server, config: HttpConfig | None = None, log: EventLog |
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await server.start_jobs()
         expiry = asyncio.ensure_future(sessions.run_expiry())
         try:
             yield
         finally:
             expiry.cancel()
             await sessions.aclose()
+            await server.stop_jobs()
             await event_log.aclose()
 
     app = Starlette(

@@ -1,0 +1,545 @@
+"""Bulk gift analysis: a CSV of employees in, a gift list per person out.
+
+The input is CSV text with a header row naming the columns ``name``, ``department``, ``interests``
+(separated by semicolons) and, optionally, ``budget``. Header names are matched case-insensitively and
+extra columns are ignored. A row that cannot be used (no name, no interests, a bad budget, the wrong
+number of fields) is reported as a :class:`RowProblem` and the job carries on; only input that is
+unusable as a whole raises :class:`BulkInputError`.
+
+The work runs in four stages, each reporting real per-row progress through an async callback:
+``parse`` (0-10%), ``extract`` (10-40%), ``match`` (40-70%) and ``write`` (70-100%). Reports are
+throttled to half-percent steps, so even a very large file produces at most 201 of them, always with a
+strictly increasing percentage and always ending at 100. Employees who share interests, budget and
+occasion share one ranking, which keeps a 10,000-row file fast.
+
+This module does no I/O: the caller supplies the text and the callbacks and receives a
+:class:`BulkResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import math
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from giftgenius.catalog import Catalog, load_catalog, normalize_occasion, occasion_phrase
+from giftgenius.suggest import MAX_COUNT, Suggestions, suggest_gifts
+
+__all__ = [
+    "EXPECTED_HEADER",
+    "BulkInputError",
+    "BulkResult",
+    "Employee",
+    "PersonResult",
+    "ProgressCallback",
+    "RowProblem",
+    "analyze",
+]
+
+ProgressCallback = Callable[[float, str], Awaitable[None]]
+"""Receives (percentage from 0 to 100, stage name); awaited by :func:`analyze`."""
+
+EXPECTED_HEADER = "name,department,interests,budget"
+_REQUIRED = ("name", "department", "interests")
+_OPTIONAL = ("budget",)
+
+# Stage name -> (start %, end %).
+_STAGES: dict[str, tuple[float, float]] = {
+    "parse": (0.0, 10.0),
+    "extract": (10.0, 40.0),
+    "match": (40.0, 70.0),
+    "write": (70.0, 100.0),
+}
+_PROGRESS_STEP = 0.5
+_CHECKPOINT_EVERY = 50
+_TOP_INTERESTS = 10
+_PROBLEMS_IN_HINT = 3
+_ROWS_IN_SUMMARY = 5
+_NO_DEPARTMENT = "(none)"
+# Share of control characters (or decoding replacement marks) above which text is taken as binary.
+_BINARY_SHARE = 0.01
+_SAMPLE_CHARS = 8192
+
+_SPACES = re.compile(r"\s+")
+_BINARY_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+
+
+class BulkInputError(ValueError):
+    """The input as a whole is unusable.
+
+    ``code`` is a stable identifier (``empty_input``, ``not_csv``, ``missing_columns``,
+    ``no_valid_rows``, ``invalid_options``), ``message`` says what is wrong and ``hint`` says what a
+    person can do about it.
+    """
+
+    def __init__(self, code: str, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+    def to_json(self) -> dict[str, str]:
+        """``{"code", "message", "hint"}`` for clients."""
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """A row that was skipped; ``row`` is its 1-based line number in the file (the header is line 1)."""
+
+    row: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Employee:
+    """One usable CSV row. Interests are lowercase and de-duplicated; ``budget`` is None when blank."""
+
+    row: int
+    name: str
+    department: str
+    interests: tuple[str, ...]
+    budget: float | None
+
+
+@dataclass(frozen=True)
+class PersonResult:
+    """The gifts picked for one employee; ``budget`` is the budget actually applied to them.
+
+    ``gifts`` holds ``{"name", "price", "category", "reason"}`` dicts, best first. When nothing fits,
+    ``gifts`` is empty and ``note`` explains why.
+    """
+
+    name: str
+    department: str
+    interests: tuple[str, ...]
+    budget: float
+    gifts: list[dict[str, Any]]
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The person as JSON types."""
+        return {
+            "name": self.name,
+            "department": self.department,
+            "interests": list(self.interests),
+            "budget": self.budget,
+            "gifts": [dict(gift) for gift in self.gifts],
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    """Everything a bulk analysis produced.
+
+    ``departments`` counts usable employees per department (most first); ``interests`` holds the most
+    common interests with their counts (most first).
+    """
+
+    people: list[PersonResult]
+    problems: list[RowProblem]
+    occasion: str
+    budget_per_person: float
+    departments: dict[str, int]
+    interests: dict[str, int]
+
+    @property
+    def with_gifts(self) -> int:
+        """How many people got at least one gift."""
+        return sum(1 for person in self.people if person.gifts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The full result as JSON types, with a summary block."""
+        return {
+            "occasion": self.occasion,
+            "budgetPerPerson": self.budget_per_person,
+            "people": [person.to_json() for person in self.people],
+            "problems": [{"row": problem.row, "reason": problem.reason} for problem in self.problems],
+            "summary": {
+                "people": len(self.people),
+                "withGifts": self.with_gifts,
+                "problems": len(self.problems),
+                "departments": dict(self.departments),
+                "topInterests": [
+                    {"interest": interest, "count": count} for interest, count in self.interests.items()
+                ],
+            },
+        }
+
+    def to_csv(self) -> str:
+        """A header, then one line per person: name, department, each gift's name and price, note."""
+        slots = max((len(person.gifts) for person in self.people), default=0) or 1
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        header = ["name", "department"]
+        for number in range(1, slots + 1):
+            header += [f"gift_{number}", f"gift_{number}_price"]
+        writer.writerow([*header, "note"])
+        for person in self.people:
+            line = [person.name, person.department]
+            for index in range(slots):
+                if index < len(person.gifts):
+                    gift = person.gifts[index]
+                    line += [str(gift["name"]), f"{float(gift['price']):.2f}"]
+                else:
+                    line += ["", ""]
+            writer.writerow([*line, person.note or ""])
+        return buffer.getvalue()
+
+    def summary_text(self) -> str:
+        """One or two sentences for people.
+
+        For example: "Picked gifts for 97 of 100 people; 3 rows had problems (rows 4, 17, 52)."
+        """
+        total = len(self.people)
+        done = self.with_gifts
+        if done == total:
+            picked = f"Picked gifts for all {total} {_plural(total, 'person', 'people')}"
+        else:
+            picked = f"Picked gifts for {done} of {total} {_plural(total, 'person', 'people')}"
+        if not self.problems:
+            first = f"{picked}; no rows had problems."
+        else:
+            count = len(self.problems)
+            rows = [str(problem.row) for problem in self.problems[:_ROWS_IN_SUMMARY]]
+            listed = ", ".join(rows)
+            if count > _ROWS_IN_SUMMARY:
+                listed += f" and {count - _ROWS_IN_SUMMARY} more"
+            had = "row had a problem" if count == 1 else "rows had problems"
+            first = f"{picked}; {count} {had} ({_plural(count, 'row', 'rows')} {listed})."
+        missing = total - done
+        if not missing:
+            return first
+        verb = "has" if missing == 1 else "have"
+        return (
+            f"{first} {missing} {_plural(missing, 'person', 'people')} {verb} no gift within budget; "
+            "see each person's note for the budget that would work."
+        )
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many
+
+
+class _Progress:
+    """Maps per-item completion onto each stage's range and throttles reports to half-percent steps."""
+
+    def __init__(self, callback: ProgressCallback, checkpoint: Callable[[], Awaitable[None]] | None) -> None:
+        self._callback = callback
+        self._checkpoint = checkpoint
+        self._last = -1.0
+        self._ticks = 0
+
+    async def report(self, percent: float, stage: str) -> None:
+        step = math.floor(min(max(percent, 0.0), 100.0) / _PROGRESS_STEP) * _PROGRESS_STEP
+        if step > self._last:
+            self._last = step
+            await self._callback(step, stage)
+
+    async def item_done(self, stage: str, done: int, total: int) -> None:
+        """Record that ``done`` of ``total`` items of ``stage`` are finished."""
+        start, end = _STAGES[stage]
+        await self.report(start + (end - start) * done / total, stage)
+        self._ticks += 1
+        if self._ticks % _CHECKPOINT_EVERY == 0:
+            # Let other tasks run (a long job must not starve the event loop) and let the caller cancel.
+            await asyncio.sleep(0)
+            if self._checkpoint is not None:
+                await self._checkpoint()
+
+    async def finish(self) -> None:
+        await self.report(100.0, "write")
+
+
+def _clean(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+def _check_options(occasion: str, budget_per_person: float, count: int) -> None:
+    if not isinstance(occasion, str) or not occasion.strip():
+        raise BulkInputError(
+            "invalid_options", "The occasion is empty.", "Name an occasion such as 'holiday' or 'birthday'."
+        )
+    if (
+        isinstance(budget_per_person, bool)
+        or not isinstance(budget_per_person, int | float)
+        or not math.isfinite(budget_per_person)
+        or budget_per_person <= 0
+    ):
+        raise BulkInputError(
+            "invalid_options",
+            f"The budget per person must be a positive number of US dollars, got {budget_per_person!r}.",
+            "Use a budget such as 50.",
+        )
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+        raise BulkInputError(
+            "invalid_options",
+            f"The number of gifts per person must be a whole number from 1 to {MAX_COUNT}, got {count!r}.",
+            "Ask for 3 gifts per person, for example.",
+        )
+
+
+def _read_records(csv_text: str) -> list[tuple[int, list[str]]]:
+    """Every CSV record with the line it starts on; raises BulkInputError for empty or non-CSV text."""
+    text = csv_text.removeprefix("\ufeff")
+    if not text.strip():
+        raise BulkInputError(
+            "empty_input",
+            "The CSV is empty.",
+            f"Paste or upload a CSV whose first line is the header {EXPECTED_HEADER}, "
+            "followed by one line per employee.",
+        )
+    sample = text[:_SAMPLE_CHARS]
+    if "\x00" in text or len(_BINARY_CHARS.findall(sample)) > len(sample) * _BINARY_SHARE:
+        raise BulkInputError(
+            "not_csv",
+            "The input looks like binary data, not CSV text.",
+            f"Export the spreadsheet as CSV (UTF-8) with the header {EXPECTED_HEADER} and upload that file.",
+        )
+    records: list[tuple[int, list[str]]] = []
+    reader = csv.reader(io.StringIO(text, newline=""))
+    line = 0
+    try:
+        for record in reader:
+            records.append((line + 1, record))
+            line = reader.line_num
+    except csv.Error as exc:
+        raise BulkInputError(
+            "not_csv",
+            f"The input could not be read as CSV near line {reader.line_num}: {exc}.",
+            "Check that quotes are balanced and that the file is plain CSV text "
+            f"with the header {EXPECTED_HEADER}.",
+        ) from exc
+    return records
+
+
+def _column_map(header: Sequence[str]) -> dict[str, int]:
+    columns: dict[str, int] = {}
+    for index, cell in enumerate(header):
+        key = _clean(cell.removeprefix("\ufeff")).lower()
+        columns.setdefault(key, index)
+    missing = [name for name in _REQUIRED if name not in columns]
+    if missing:
+        found = ",".join(_clean(cell) for cell in header) or "(nothing)"
+        if len(found) > 120:
+            found = found[:117] + "..."
+        raise BulkInputError(
+            "missing_columns",
+            f"The CSV header is missing the column{'s' if len(missing) > 1 else ''} {', '.join(missing)}.",
+            f"Make the first line the header {EXPECTED_HEADER} (budget is optional, other columns are "
+            f"ignored). The first line found was: {found}",
+        )
+    return columns
+
+
+def _parse_interests(cell: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for part in cell.split(";"):
+        interest = _clean(part).lower()
+        if interest:
+            seen.setdefault(interest, None)
+    return tuple(seen)
+
+
+def _parse_budget(cell: str) -> tuple[float | None, str | None]:
+    """(budget or None when blank, problem text or None)."""
+    raw = cell.strip()
+    if not raw:
+        return None, None
+    number = raw.removeprefix("$").replace(",", "").strip()
+    try:
+        value = float(number)
+    except ValueError:
+        return None, f"budget {raw!r} is not a number (use a plain amount such as 40)"
+    if not math.isfinite(value) or value <= 0:
+        return None, f"budget {raw!r} must be a positive amount such as 40"
+    return value, None
+
+
+def _parse_row(
+    line: int, record: Sequence[str], columns: dict[str, int], width: int
+) -> Employee | RowProblem:
+    if len(record) != width:
+        return RowProblem(
+            line,
+            f"has {len(record)} field{'' if len(record) == 1 else 's'} but the header has {width}; "
+            "quote any value that contains a comma",
+        )
+    reasons: list[str] = []
+    name = _clean(record[columns["name"]])
+    if not name:
+        reasons.append("missing name")
+    department = _clean(record[columns["department"]])
+    interests = _parse_interests(record[columns["interests"]])
+    if not interests:
+        reasons.append("no interests listed (separate them with semicolons, e.g. 'hiking; coffee')")
+    budget: float | None = None
+    if "budget" in columns:
+        budget, problem = _parse_budget(record[columns["budget"]])
+        if problem is not None:
+            reasons.append(problem)
+    if reasons:
+        return RowProblem(line, "; ".join(reasons))
+    return Employee(row=line, name=name, department=department, interests=interests, budget=budget)
+
+
+def _no_valid_rows(problems: Sequence[RowProblem]) -> BulkInputError:
+    if not problems:
+        return BulkInputError(
+            "no_valid_rows",
+            "The CSV has a header but no employee rows.",
+            "Add one line per employee below the header, e.g. Ada Lovelace,Engineering,math; poetry,40",
+        )
+    shown = "; ".join(f"row {problem.row}: {problem.reason}" for problem in problems[:_PROBLEMS_IN_HINT])
+    more = len(problems) - _PROBLEMS_IN_HINT
+    if more > 0:
+        shown += f"; and {more} more"
+    count = len(problems)
+    return BulkInputError(
+        "no_valid_rows",
+        f"None of the {count} row{'' if count == 1 else 's'} in the CSV could be used.",
+        f"Fix these rows and try again: {shown}.",
+    )
+
+
+class _Tally:
+    """Counts under a case-insensitive key, remembering the first spelling seen."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._labels: dict[str, str] = {}
+
+    def add(self, label: str) -> None:
+        key = label.casefold()
+        self._labels.setdefault(key, label)
+        self._counts[key] = self._counts.get(key, 0) + 1
+
+    def ranked(self, limit: int | None = None) -> dict[str, int]:
+        order = sorted(self._counts.items(), key=lambda item: (-item[1], self._labels[item[0]]))
+        return {self._labels[key]: count for key, count in order[:limit]}
+
+
+_Outcome = tuple[tuple[dict[str, Any], ...], str | None]
+_Key = tuple[tuple[str, ...], float]
+
+
+def _recipient(interests: Iterable[str]) -> str:
+    return "colleague who likes " + ", ".join(interests)
+
+
+async def analyze(
+    csv_text: str,
+    *,
+    occasion: str = "holiday",
+    budget_per_person: float = 50.0,
+    progress: ProgressCallback,
+    catalog: Catalog | None = None,
+    count: int = 3,
+    checkpoint: Callable[[], Awaitable[None]] | None = None,
+) -> BulkResult:
+    """Pick up to ``count`` gifts for every usable employee row in ``csv_text``.
+
+    Each person's ``budget`` column applies when present, else ``budget_per_person``. Rows that cannot
+    be used become :class:`RowProblem` entries; input unusable as a whole raises
+    :class:`BulkInputError`. ``progress`` receives strictly increasing percentages with the stage
+    name; ``checkpoint`` (when given) is awaited every 50 items so the caller can cancel.
+    """
+    _check_options(occasion, budget_per_person, count)
+    normalized = normalize_occasion(occasion)
+    default_budget = float(budget_per_person)
+    gifts_catalog = catalog if catalog is not None else load_catalog()
+    tracker = _Progress(progress, checkpoint)
+
+    # Stage 1: parse and validate.
+    records = _read_records(csv_text)
+    first = next(
+        (index for index, (_line, record) in enumerate(records) if any(c.strip() for c in record)), None
+    )
+    if first is None:
+        raise BulkInputError(
+            "empty_input",
+            "The CSV has no content, only blank lines or empty fields.",
+            f"Paste or upload a CSV whose first line is the header {EXPECTED_HEADER}, "
+            "followed by one line per employee.",
+        )
+    columns = _column_map(records[first][1])
+    width = len(records[first][1])
+    rows = records[first + 1 :]
+    await tracker.report(0.0, "parse")
+    employees: list[Employee] = []
+    problems: list[RowProblem] = []
+    for done, (line, record) in enumerate(rows, start=1):
+        if any(cell.strip() for cell in record):
+            parsed = _parse_row(line, record, columns, width)
+            if isinstance(parsed, Employee):
+                employees.append(parsed)
+            else:
+                problems.append(parsed)
+        await tracker.item_done("parse", done, len(rows))
+    if not employees:
+        raise _no_valid_rows(problems)
+
+    # Stage 2: extract interests and departments.
+    departments = _Tally()
+    interests = _Tally()
+    keys: list[_Key] = []
+    total = len(employees)
+    for done, employee in enumerate(employees, start=1):
+        departments.add(employee.department or _NO_DEPARTMENT)
+        for interest in employee.interests:
+            interests.add(interest)
+        budget = employee.budget if employee.budget is not None else default_budget
+        keys.append((tuple(sorted(employee.interests)), budget))
+        await tracker.item_done("extract", done, total)
+
+    # Stage 3: match. People with the same interests and budget share one ranking.
+    cache: dict[_Key, _Outcome] = {}
+    outcomes: list[_Outcome] = []
+    for done, key in enumerate(keys, start=1):
+        outcome = cache.get(key)
+        if outcome is None:
+            topics, budget = key
+            found = suggest_gifts(
+                gifts_catalog, occasion=normalized, budget=budget, recipient=_recipient(topics), count=count
+            )
+            if isinstance(found, Suggestions):
+                gifts = tuple(found.to_structured()["gifts"])
+                note = None if gifts else f"No gift fits ${budget:.2f} for {occasion_phrase(normalized)}."
+                outcome = (gifts, note)
+            else:
+                outcome = ((), found.message())
+            cache[key] = outcome
+        outcomes.append(outcome)
+        await tracker.item_done("match", done, total)
+
+    # Stage 4: write the result.
+    people: list[PersonResult] = []
+    for done, (employee, key, (gifts, note)) in enumerate(
+        zip(employees, keys, outcomes, strict=True), start=1
+    ):
+        people.append(
+            PersonResult(
+                name=employee.name,
+                department=employee.department,
+                interests=employee.interests,
+                budget=key[1],
+                gifts=[dict(gift) for gift in gifts],
+                note=note,
+            )
+        )
+        await tracker.item_done("write", done, total)
+    await tracker.finish()
+    return BulkResult(
+        people=people,
+        problems=problems,
+        occasion=normalized,
+        budget_per_person=default_budget,
+        departments=departments.ranked(),
+        interests=interests.ranked(_TOP_INTERESTS),
+    )

@@ -1,0 +1,45 @@
+"""A job as the stores keep it: its state, what started it, and how it ended."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from herald.jobs.machine import JobState, JobStatus
+
+
+@dataclass(slots=True)
+class JobRecord:
+    job_id: str
+    tool: str
+    created_at: str
+    updated_at: str
+    status: str = JobStatus.PENDING.value
+    percentage: float = 0.0
+    stage: str | None = None
+    eta_seconds: float | None = None
+    #: The session (or connection) that started it: its events are delivered there.
+    owner: str | None = None
+    #: The `progressToken` of the starting call, mirrored with `notifications/progress`.
+    progress_token: str | int | None = None
+    result_uri: str | None = None
+    summary: str | None = None
+    error: dict[str, Any] | None = None
+    #: The sequence number of the job's last event.
+    sequence: int = 0
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def state(self) -> JobState:
+        return JobState(JobStatus(self.status), self.percentage, self.stage)
+
+    @property
+    def terminal(self) -> bool:
+        return JobStatus(self.status).terminal
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JobRecord:
+        return cls(**data)

@@ -1,0 +1,160 @@
+"""`JobService`: the only writer of jobs. Every change goes through the state machine,
+is stored together with its event, and only then is announced to subscribers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from herald.jobs.events import JobEvent, timestamp
+from herald.jobs.machine import JobInput, Outcome, apply
+from herald.jobs.record import JobRecord
+from herald.stores.jobstore import JobStore
+
+JobListener = Callable[[JobRecord, JobEvent], None]
+
+#: The error code of a job that was running when its server stopped.
+INTERRUPTED = "interrupted"
+
+
+class UnknownJob(LookupError):
+    """No job has this id."""
+
+
+class JobService:
+    def __init__(
+        self,
+        store: JobStore,
+        *,
+        clock: Callable[[], str] = timestamp,
+        new_id: Callable[[], str] = lambda: secrets.token_hex(8),
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.new_id = new_id
+        self._listeners: dict[int, JobListener] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def subscribe(self, listener: JobListener) -> Callable[[], None]:
+        key = id(listener)
+        self._listeners[key] = listener
+
+        def remove() -> None:
+            self._listeners.pop(key, None)
+
+        return remove
+
+    async def create(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        owner: str | None = None,
+        progress_token: str | int | None = None,
+    ) -> JobRecord:
+        now = self.clock()
+        job = JobRecord(
+            job_id=self.new_id(),
+            tool=tool,
+            created_at=now,
+            updated_at=now,
+            owner=owner,
+            progress_token=progress_token,
+            arguments=arguments,
+            sequence=1,
+        )
+        event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})
+        await self.store.record(job, event)
+        self._announce(job, event)
+        return job
+
+    async def start(self, job_id: str) -> JobEvent | None:
+        return await self._change(job_id, JobInput.START, "started", lambda job: {"status": "running"})
+
+    async def progress(
+        self, job_id: str, percentage: float, stage: str, eta_seconds: float | None = None
+    ) -> JobEvent | None:
+        def payload(job: JobRecord) -> dict[str, Any]:
+            job.eta_seconds = eta_seconds
+            found: dict[str, Any] = {"percentage": percentage, "stage": stage}
+            if eta_seconds is not None:
+                found["etaSeconds"] = eta_seconds
+            return found
+
+        return await self._change(job_id, JobInput.PROGRESS, "progress", payload, percentage, stage)
+
+    async def complete(self, job_id: str, result_uri: str, summary: str | None = None) -> JobEvent | None:
+        def payload(job: JobRecord) -> dict[str, Any]:
+            job.result_uri, job.summary = result_uri, summary
+            found: dict[str, Any] = {"status": "completed", "resultResourceId": result_uri}
+            if summary is not None:
+                found["summary"] = summary
+            return found
+
+        return await self._change(job_id, JobInput.COMPLETE, "completed", payload)
+
+    async def fail(self, job_id: str, code: str, message: str, hint: str | None = None) -> JobEvent | None:
+        error = {"code": code, "message": message, **({"hint": hint} if hint else {})}
+
+        def payload(job: JobRecord) -> dict[str, Any]:
+            job.error = error
+            return {"status": "failed", "error": error}
+
+        return await self._change(job_id, JobInput.FAIL, "failed", payload)
+
+    async def cancel(self, job_id: str, reason: str | None = None) -> JobEvent | None:
+        def payload(job: JobRecord) -> dict[str, Any]:
+            return {"status": "cancelled", **({"reason": reason} if reason else {})}
+
+        return await self._change(job_id, JobInput.CANCEL, "cancelled", payload)
+
+    async def get(self, job_id: str) -> JobRecord:
+        job = await self.store.get(job_id)
+        if job is None:
+            raise UnknownJob(job_id)
+        return job
+
+    async def recover(self) -> list[str]:
+        """Fail every job a previous run left unfinished: nothing will ever finish it."""
+        stranded = await self.store.unfinished()
+        for job in stranded:
+            await self.fail(
+                job.job_id,
+                INTERRUPTED,
+                "The server stopped while this job was running.",
+                "Start the job again; its earlier events stay available.",
+            )
+        return [job.job_id for job in stranded]
+
+    async def _change(
+        self,
+        job_id: str,
+        event_input: JobInput,
+        kind: str,
+        payload: Callable[[JobRecord], dict[str, Any]],
+        percentage: float | None = None,
+        stage: str | None = None,
+    ) -> JobEvent | None:
+        """Apply one input; returns the event, or None when a terminal state absorbed it."""
+        async with self._locks.setdefault(job_id, asyncio.Lock()):
+            job = await self.get(job_id)
+            outcome, state = apply(job.state, event_input, percentage, stage)
+            if outcome is Outcome.ABSORB:
+                return None
+            now = self.clock()
+            job.status, job.percentage, job.stage = state.status.value, state.percentage, state.stage
+            job.sequence += 1
+            job.updated_at = now
+            event = JobEvent(job_id, job.sequence, kind, now, payload(job))
+            await self.store.record(job, event)
+            if state.status.terminal:
+                self._locks.pop(job_id, None)
+        self._announce(job, event)
+        return event
+
+    def _announce(self, job: JobRecord, event: JobEvent) -> None:
+        for listener in list(self._listeners.values()):
+            listener(job, event)

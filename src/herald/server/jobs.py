@@ -1,0 +1,294 @@
+"""Long-running work as jobs: `@server.job` turns an async function into a tool that
+answers at once with a job id and runs the function in the background.
+
+The function gets a `JobContext` to report progress, log, save results and notice
+cancellation. Every change goes through `JobService`, so the job's events are stored
+before anyone sees them. Alongside the job tools the server offers `get_job_status`
+(a cursor over a job's events, for clients that cannot hold a stream, such as widgets),
+`cancel_job`, the job results as resources and the JSON Schemas of the event types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import orjson
+from pydantic import Field
+
+from herald.content import ToolResult, text
+from herald.jobs.events import all_schemas
+from herald.jobs.machine import IllegalTransition
+from herald.jobs.record import JobRecord
+from herald.jobs.service import JobService, UnknownJob
+from herald.protocol.cursor import decode_cursor, encode_cursor
+from herald.protocol.errors import InvalidParams
+from herald.server.context import Context
+from herald.server.registry import ToolSpec
+from herald.server.signature import read_signature
+
+if TYPE_CHECKING:
+    from herald.server.app import Server
+
+logger = logging.getLogger("herald.jobs")
+
+RESULT_TEMPLATE = "herald://jobs/{job_id}/{name}"
+SCHEMAS_URI = "herald://schemas/job-events"
+#: How soon a polling client should ask again while a job runs.
+POLL_AFTER_MS = 500
+
+JOB_STATUS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "jobId": {"type": "string"},
+        "status": {"enum": ["pending", "running", "completed", "failed", "cancelled"]},
+        "percentage": {"type": "number"},
+        "stage": {"type": ["string", "null"]},
+        "events": {"type": "array", "items": {"type": "object"}},
+        "nextCursor": {"type": "string"},
+        "pollAfterMs": {"type": ["integer", "null"]},
+        "resultResourceId": {"type": "string"},
+        "error": {"type": "object"},
+    },
+    "required": ["jobId", "status", "percentage", "stage", "events", "nextCursor", "pollAfterMs"],
+}
+
+
+class JobFailure(Exception):
+    """Raised by a job function to fail its job with a code, a message and a hint."""
+
+    def __init__(self, code: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+
+class JobContext:
+    """What a running job function sees of its job."""
+
+    def __init__(self, service: JobService, job: JobRecord, log: Callable[[str, Any], None]) -> None:
+        self.service = service
+        self.job_id = job.job_id
+        self.arguments = job.arguments
+        self.cancel_requested = asyncio.Event()
+        self._log = log
+        self.result_uri: str | None = None
+        self.summary: str | None = None
+
+    async def report_progress(self, percentage: float, stage: str, eta_seconds: float | None = None) -> None:
+        """Record progress. It must not decrease; `IllegalTransition` says so if it does."""
+        await self.service.progress(self.job_id, percentage, stage, eta_seconds)
+
+    def log(self, level: str, data: Any) -> None:
+        """A log line about this job, for the client that started it (and the server log)."""
+        self._log(level, data)
+
+    async def save_result(self, name: str, data: bytes | str, mime_type: str) -> str:
+        """Store a result document of this job; returns its resource URI."""
+        body = data.encode() if isinstance(data, str) else data
+        await self.service.store.put_result(self.job_id, name, mime_type, body)
+        return RESULT_TEMPLATE.format(job_id=self.job_id, name=name)
+
+    def complete(self, result_uri: str, summary: str | None = None) -> None:
+        """Say how the job ended; it is recorded when the function returns."""
+        self.result_uri, self.summary = result_uri, summary
+
+    async def checkpoint(self) -> None:
+        """A point where cancellation may stop the job (long CPU-bound loops call it)."""
+        await asyncio.sleep(0)
+
+
+class JobRunner:
+    """Runs job functions as tasks and records how each ended."""
+
+    def __init__(self, service: JobService) -> None:
+        self.service = service
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def launch(
+        self,
+        job: JobRecord,
+        function: Callable[..., Any],
+        arguments: dict[str, Any],
+        context_name: str | None,
+        log: Callable[[str, Any], None],
+    ) -> None:
+        context = JobContext(self.service, job, log)
+        values = dict(arguments)
+        if context_name is not None:
+            values[context_name] = context
+        task = asyncio.ensure_future(self._run(job.job_id, function, values, context))
+        self._tasks[job.job_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(job.job_id, None))
+
+    async def _run(
+        self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
+    ) -> None:
+        service = self.service
+        try:
+            await service.start(job_id)
+            outcome = await function(**values)
+            if context.result_uri is None:
+                uri = await context.save_result("result.json", orjson.dumps(outcome), "application/json")
+                context.complete(uri, outcome.get("summary") if isinstance(outcome, dict) else None)
+            assert context.result_uri is not None
+            await service.complete(job_id, context.result_uri, context.summary)
+        except asyncio.CancelledError:
+            await _quietly(service.cancel(job_id, "cancelled on request"))
+        except JobFailure as failure:
+            await _quietly(service.fail(job_id, failure.code, failure.message, failure.hint))
+        except Exception as exc:
+            logger.exception("job %s failed", job_id)
+            await _quietly(service.fail(job_id, "internal", f"The job failed: {type(exc).__name__}", None))
+
+    def cancel(self, job_id: str) -> bool:
+        task = self._tasks.get(job_id)
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    @property
+    def running(self) -> int:
+        return len(self._tasks)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks.values()):
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+
+async def _quietly(change: Any) -> None:
+    """Record an ending; if the job already ended another way, that ending stands."""
+    try:
+        await change
+    except IllegalTransition:
+        logger.info("job ending not recorded: it had already ended")
+
+
+def job_tool(
+    server: Server,
+    function: Callable[..., Any],
+    *,
+    name: str,
+    description: str,
+    title: str | None,
+    annotations: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
+) -> ToolSpec:
+    """The tool that starts a job of `function`."""
+    signature = read_signature(function, JobContext)
+    job_context_name = signature.context_parameter
+
+    async def start(**values: Any) -> ToolResult:
+        context: Context = values.pop("__request_context__")
+        service = server.job_service()
+        job = await service.create(name, values, owner=context.owner, progress_token=context.progress_token)
+        server.job_runner().launch(job, function, values, job_context_name, context.job_log(job.job_id))
+        return ToolResult(
+            [text(f"Started job {job.job_id}. Follow it with get_job_status(jobId={job.job_id!r}).")],
+            structured={"jobId": job.job_id, "status": "pending"},
+        )
+
+    start_signature = type(signature)(
+        signature.schema, signature.arguments_model, "__request_context__", signature.parameter_names
+    )
+    return ToolSpec(
+        name=name,
+        function=start,
+        signature=start_signature,
+        description=description,
+        input_schema=signature.schema,
+        output_schema={
+            "type": "object",
+            "properties": {"jobId": {"type": "string"}, "status": {"const": "pending"}},
+            "required": ["jobId", "status"],
+        },
+        title=title,
+        annotations=annotations,
+        meta=meta,
+    )
+
+
+def install_job_support(server: Server) -> None:
+    """The tools and resources every server with jobs offers."""
+
+    @server.tool(
+        name="get_job_status",
+        output_schema=JOB_STATUS_SCHEMA,
+        annotations={"readOnlyHint": True, "idempotentHint": True},
+    )
+    async def get_job_status(
+        job_id: Annotated[str, Field(alias="jobId", description="The id a job tool returned")],
+        cursor: Annotated[str | None, Field(description="nextCursor of the previous answer")] = None,
+    ) -> ToolResult:
+        """The status of a job and its events since `cursor` (all of them without one), oldest first."""
+        service = server.job_service()
+        try:
+            job = await service.get(job_id)
+        except UnknownJob:
+            raise InvalidParams(f"Unknown job: {job_id!r}") from None
+        listing = f"job-events:{job_id}"
+        after = decode_cursor(listing, cursor) if cursor else 0
+        events = await service.store.events_after(job_id, after)
+        last = events[-1].sequence if events else after
+        status: dict[str, Any] = {
+            "jobId": job_id,
+            "status": job.status,
+            "percentage": job.percentage,
+            "stage": job.stage,
+            "events": [event.to_params() for event in events],
+            "nextCursor": encode_cursor(listing, last),
+            "pollAfterMs": None if job.terminal else POLL_AFTER_MS,
+        }
+        if job.result_uri:
+            status["resultResourceId"] = job.result_uri
+        if job.error:
+            status["error"] = job.error
+        summary = (
+            f"Job {job_id} is {job.status} ({job.percentage:.0f}%{', ' + job.stage if job.stage else ''})."
+        )
+        return ToolResult([text(summary)], structured=status)
+
+    @server.tool(name="cancel_job", annotations={"destructiveHint": False, "idempotentHint": True})
+    async def cancel_job(
+        job_id: Annotated[str, Field(alias="jobId", description="The job to cancel")],
+    ) -> str:
+        """Cancel a pending or running job. Cancelling a finished job changes nothing."""
+        service = server.job_service()
+        try:
+            job = await service.get(job_id)
+        except UnknownJob:
+            raise InvalidParams(f"Unknown job: {job_id!r}") from None
+        if job.terminal:
+            return f"Job {job_id} has already ended: {job.status}."
+        if not server.job_runner().cancel(job_id):
+            await _quietly(service.cancel(job_id, "cancelled on request"))
+        return f"Job {job_id} is being cancelled."
+
+    @server.resource_template(
+        RESULT_TEMPLATE, name="job_result", description="A result document of a finished job."
+    )
+    async def job_result(job_id: str, name: str) -> list[dict[str, Any]]:
+        found = await server.job_service().store.get_result(job_id, name)
+        if found is None:
+            raise KeyError(name)
+        mime_type, data = found
+        uri = RESULT_TEMPLATE.format(job_id=job_id, name=name)
+        if mime_type.startswith("text/") or mime_type == "application/json":
+            return [{"uri": uri, "mimeType": mime_type, "text": data.decode()}]
+        import base64
+
+        return [{"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(data).decode()}]
+
+    @server.resource(
+        SCHEMAS_URI,
+        name="job_event_schemas",
+        mime_type="application/json",
+        description="The JSON Schema of every job event type, keyed by its type.",
+    )
+    def job_event_schemas() -> dict[str, Any]:
+        return all_schemas()

@@ -1,0 +1,32 @@
+"""The job store: jobs, their events and their results, written by `JobService` only.
+
+A job's new state and the event that led to it are written in one step, so a reader
+never sees an event without its state or the other way round, and an event is stored
+before anyone is told of it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
+
+
+class JobStore(Protocol):
+    async def record(self, job: JobRecord, event: JobEvent) -> None:
+        """Store the job (created or changed) together with the event that made it so."""
+
+    async def get(self, job_id: str) -> JobRecord | None: ...
+
+    async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
+        """The job's events after `sequence`, oldest first."""
+
+    async def unfinished(self) -> list[JobRecord]:
+        """Jobs not yet completed, failed or cancelled (for recovery after a restart)."""
+
+    async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None: ...
+
+    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None: ...
+
+    async def aclose(self) -> None: ...
