@@ -40,7 +40,7 @@ def imported_roots(path: Path) -> set[str]:
 def test_protocol_imports_no_io() -> None:
     package = Path(herald.protocol.__file__).parent
     jobs = package.parent / "jobs"
-    modules = sorted(package.glob("*.py")) + [jobs / "machine.py", jobs / "events.py", jobs / "record.py"]
+    modules = [*sorted(package.glob("*.py")), jobs / "machine.py", jobs / "events.py", jobs / "record.py"]
     assert len(modules) >= 5
     offenders = {path.name: imported_roots(path) & FORBIDDEN for path in modules}
     assert {name: found for name, found in offenders.items() if found} == {}
