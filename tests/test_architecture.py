@@ -16,10 +16,16 @@ SOURCE = Path(herald.__file__).parent.parent
 ALLOWED = {
     "herald.protocol": {"herald.protocol"},
     "herald.server": {"herald.protocol", "herald.server", "herald.content", "herald.jobs", "herald.stores"},
-    "herald.transports": {"herald.protocol", "herald.server", "herald.stores", "herald.transports"},
+    "herald.transports": {
+        "herald.protocol",
+        "herald.server",
+        "herald.stores",
+        "herald.jobs",
+        "herald.transports",
+    },
     "herald.stores": {"herald.stores", "herald.jobs"},
     "herald.jobs": {"herald.jobs", "herald.stores"},
-    "herald.client": {"herald.protocol", "herald.client"},
+    "herald.client": {"herald.protocol", "herald.client", "herald.jobs"},
     "herald.content": set(),
 }
 

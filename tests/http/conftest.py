@@ -14,6 +14,7 @@ import uvicorn
 
 from herald import Context, Server
 from herald.protocol.sse import SSEDecoder, SSEEvent
+from herald.server.jobs import JobContext
 from herald.transports.http import HttpConfig, create_app
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -70,6 +71,14 @@ def build_server() -> Server:
             event(CANCELLED, gate).set()
             raise
         return f"opened {gate}"
+
+    @server.job()
+    async def tally(count: int, ctx: JobContext) -> dict[str, int]:
+        """Counts to `count` once the test opens the gate named "tally"."""
+        await event(GATES, "tally").wait()
+        for step in range(1, count + 1):
+            await ctx.report_progress(100 * step / count, f"step {step}")
+        return {"count": count}
 
     @server.resource("demo://note", mime_type="text/plain")
     def note() -> str:

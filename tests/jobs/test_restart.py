@@ -62,7 +62,8 @@ def running_server(script: Path, database: Path) -> Iterator[tuple[subprocess.Po
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             except OSError:
-                assert time.monotonic() < deadline and process.poll() is None, "the server did not start"
+                assert time.monotonic() < deadline, "the server did not start in time"
+                assert process.poll() is None, "the server exited at start-up"
                 time.sleep(0.05)
         yield process, url
     finally:

@@ -3,6 +3,11 @@
 It exists for the command line (`giftgenius call`) and for end-to-end tests that need
 a real process. Every raw frame in either direction can be observed through `on_wire`,
 which is how `--show-wire` shows the exchange exactly as the protocol defines it.
+
+Over stdio the connection is the process: when it exits, every request in flight fails
+with `ConnectionLost`, and reconnecting means starting it again from the same command
+line. That is only useful when the server keeps its jobs in a durable store, which is
+exactly the case `job_events` relies on.
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
 
+from herald.client.base import Client, ConnectionLost, ServerError
 from herald.protocol.messages import JSONObject, Notification, Request, RequestId
 from herald.protocol.versions import (
     CLIENT_CAPABILITIES_KEY,
@@ -25,7 +31,11 @@ from herald.protocol.versions import (
     PROTOCOL_VERSION_KEY,
 )
 
+__all__ = ["CLIENT_INFO", "ServerError", "StdioClient", "WireEvent", "connect_stdio"]
+
 CLIENT_INFO = {"name": "herald-client", "version": "0.1.0"}
+#: How long a server gets to exit after its stdin closes before it is terminated.
+EXIT_GRACE = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,16 +47,7 @@ class WireEvent:
     data: bytes
 
 
-class ServerError(Exception):
-    """The server answered a request with a JSON-RPC error."""
-
-    def __init__(self, error: JSONObject):
-        super().__init__(f"{error.get('message')} (code {error.get('code')})")
-        self.code: int = error.get("code", 0)
-        self.data: Any = error.get("data")
-
-
-class StdioClient:
+class StdioClient(Client):
     """Talks to one spawned server process. Use `StdioClient.spawn(...)` as a context manager."""
 
     def __init__(
@@ -55,33 +56,42 @@ class StdioClient:
         *,
         modern: bool,
         on_wire: Callable[[WireEvent], None] | None,
+        argv: Sequence[str] | None = None,
+        reconnect_timeout: float = 30.0,
     ):
+        super().__init__(modern=modern, reconnect_timeout=reconnect_timeout)
         self.process = process
-        self.modern = modern
         self.on_wire = on_wire
-        self.notifications: list[JSONObject] = []
-        self.server_info: JSONObject | None = None
+        #: The command line, kept so that a server that exited can be started again.
+        self.argv = list(argv) if argv is not None else None
         self._waiting: dict[RequestId, asyncio.Future[JSONObject]] = {}
         self._ids = itertools.count(1)
-        self._reader = asyncio.ensure_future(self._read())
+        self._reader = asyncio.ensure_future(self._read(process))
+        self._fresh = True  # `process` has not been opened yet; the first `_reopen` uses it
 
     @classmethod
     @contextlib.asynccontextmanager
     async def spawn(
-        cls, argv: Sequence[str], *, modern: bool = False, on_wire: Callable[[WireEvent], None] | None = None
+        cls,
+        argv: Sequence[str],
+        *,
+        modern: bool = False,
+        on_wire: Callable[[WireEvent], None] | None = None,
+        reconnect_timeout: float = 30.0,
     ) -> AsyncIterator[StdioClient]:
         """Start the server, connect (handshake or discovery), and close it cleanly afterwards."""
-        process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=64 * 1024 * 1024
-        )
-        client = cls(process, modern=modern, on_wire=on_wire)
+        process = await _start(argv)
+        client = cls(process, modern=modern, on_wire=on_wire, argv=argv, reconnect_timeout=reconnect_timeout)
         try:
             await client.connect()
             yield client
         finally:
             await client.aclose()
 
-    async def connect(self) -> JSONObject:
+    async def _reopen(self) -> JSONObject:
+        if not self._fresh:
+            await self._respawn()
+        self._fresh = False
         if self.modern:
             result = await self.request("server/discover")
             self.server_info = result.get("_meta", {}).get("io.modelcontextprotocol/serverInfo")
@@ -94,6 +104,17 @@ class StdioClient:
         await self.notify("notifications/initialized")
         return result
 
+    async def _respawn(self) -> None:
+        """Replace the exited (or stuck) server process with a new one from the same command line."""
+        if self.argv is None:
+            raise ConnectionLost("the server exited and this client does not know how to start it")
+        await self._stop_process()
+        try:
+            self.process = await _start(self.argv)
+        except OSError as exc:
+            raise ConnectionLost(f"cannot start the server: {exc}") from exc
+        self._reader = asyncio.ensure_future(self._read(self.process))
+
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         request_id = next(self._ids)
         if self.modern:
@@ -103,10 +124,15 @@ class StdioClient:
             meta.setdefault(CLIENT_CAPABILITIES_KEY, {})
             meta.setdefault("io.modelcontextprotocol/clientInfo", CLIENT_INFO)
             params["_meta"] = meta
+        if self._reader.done():
+            raise ConnectionLost("the server has exited")
         future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
-        await self._send(Request(request_id, method, params).to_json())
-        response = await future
+        try:
+            await self._send(Request(request_id, method, params).to_json())
+            response = await future
+        finally:
+            self._waiting.pop(request_id, None)
         if "error" in response:
             raise ServerError(response["error"])
         result: JSONObject = response["result"]
@@ -115,39 +141,73 @@ class StdioClient:
     async def notify(self, method: str, params: JSONObject | None = None) -> None:
         await self._send(Notification(method, params).to_json())
 
-    async def call_tool(self, name: str, arguments: JSONObject) -> JSONObject:
-        return await self.request("tools/call", {"name": name, "arguments": arguments})
-
     async def _send(self, message: JSONObject) -> None:
         data = orjson.dumps(message)
         if self.on_wire is not None:
             self.on_wire(WireEvent("send", time.time(), data))
-        assert self.process.stdin is not None
-        self.process.stdin.write(data + b"\n")
-        await self.process.stdin.drain()
+        stdin = self.process.stdin
+        if stdin is None or stdin.is_closing():
+            raise ConnectionLost("the server's input is closed")
+        try:
+            stdin.write(data + b"\n")
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ConnectionLost(f"the server stopped reading: {exc}") from exc
 
-    async def _read(self) -> None:
-        assert self.process.stdout is not None
-        while line := await self.process.stdout.readline():
-            if self.on_wire is not None:
-                self.on_wire(WireEvent("receive", time.time(), line.rstrip(b"\n")))
-            message = orjson.loads(line)
-            if "method" in message:
-                self.notifications.append(message)
-            elif (future := self._waiting.pop(message.get("id"), None)) is not None:
-                future.set_result(message)
-        closed = ConnectionError("the server closed its output")
+    async def _read(self, process: asyncio.subprocess.Process) -> None:
+        """Read one process's output until it ends; then fail what waits and tell the followers."""
+        assert process.stdout is not None
+        try:
+            while line := await process.stdout.readline():
+                if self.on_wire is not None:
+                    self.on_wire(WireEvent("receive", time.time(), line.rstrip(b"\n")))
+                message = orjson.loads(line)
+                if "method" in message:
+                    self._received(message)
+                elif (future := self._waiting.pop(message.get("id"), None)) is not None:
+                    future.set_result(message)
+        except (ConnectionError, ValueError):
+            pass  # a broken or garbled pipe ends this process's conversation like EOF does
+        closed = ConnectionLost("the server closed its output")
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(closed)
+        self._waiting.clear()
+        self._dropped()
+
+    async def _stop_process(self) -> None:
+        """Close stdin (the stdio shutdown signal), wait for the exit, then for the reader."""
+        process = self.process
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), timeout=EXIT_GRACE)
+        except TimeoutError:
+            process.terminate()
+            await process.wait()
+        await self._reader
 
     async def aclose(self) -> None:
         """Close stdin (the stdio shutdown signal) and wait for the server to exit."""
-        if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.process.stdin.close()
-        try:
-            await asyncio.wait_for(self.process.wait(), timeout=5)
-        except TimeoutError:
-            self.process.terminate()
-            await self.process.wait()
-        await self._reader
+        await self._stop_process()
+
+
+async def _start(argv: Sequence[str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=64 * 1024 * 1024
+    )
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    argv: Sequence[str],
+    modern: bool = False,
+    *,
+    on_wire: Callable[[WireEvent], None] | None = None,
+    reconnect_timeout: float = 30.0,
+) -> AsyncIterator[StdioClient]:
+    """Start the server `argv` and talk to it over stdio in the chosen era; stop it on exit."""
+    async with StdioClient.spawn(
+        argv, modern=modern, on_wire=on_wire, reconnect_timeout=reconnect_timeout
+    ) as client:
+        yield client

@@ -59,6 +59,7 @@ def timestamp(now: datetime | None = None) -> str:
 
 
 _COMMON: Final[dict[str, Any]] = {
+    "_meta": {"type": "object"},  # every MCP notification may carry it (e.g. a subscription id)
     "eventId": {"type": "string", "pattern": "^.+:[0-9]+$"},
     "jobId": {"type": "string", "minLength": 1},
     "timestamp": {

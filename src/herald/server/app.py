@@ -21,7 +21,13 @@ from herald.jobs.service import JobListener, JobService
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.server.context import Context
-from herald.server.jobs import JobRunner, install_job_support, job_tool
+from herald.server.jobs import (
+    JOB_EVENTS_EXTENSION,
+    JOB_EVENTS_SETTINGS,
+    JobRunner,
+    install_job_support,
+    job_tool,
+)
 from herald.server.registry import (
     Completer,
     ListKind,
@@ -103,6 +109,10 @@ class Server:
             capabilities["prompts"] = {"listChanged": True}
         if registry.has_completions():
             capabilities["completions"] = {}
+        if "get_job_status" in registry.tools:
+            # Handshake-era schemas know `experimental`, 2026-07-28 `extensions`: declare both.
+            capabilities["experimental"] = {JOB_EVENTS_EXTENSION: JOB_EVENTS_SETTINGS}
+            capabilities["extensions"] = {JOB_EVENTS_EXTENSION: JOB_EVENTS_SETTINGS}
         return capabilities
 
     # -- server-initiated messages -------------------------------------------------------

@@ -36,6 +36,20 @@ logger = logging.getLogger("herald.jobs")
 
 RESULT_TEMPLATE = "herald://jobs/{job_id}/{name}"
 SCHEMAS_URI = "herald://schemas/job-events"
+#: The extension a server with jobs declares, and the `subscriptions/listen` filter key
+#: that selects job events: `{"io.herald/jobEvents": true}` for every job, or
+#: `{"io.herald/jobEvents": {"jobIds": [...]}}` for some.
+JOB_EVENTS_EXTENSION = "io.herald/job-events"
+JOB_EVENTS_FILTER = "io.herald/jobEvents"
+JOB_EVENTS_SETTINGS: dict[str, Any] = {
+    "notifications": [
+        f"notifications/job/{kind}"
+        for kind in ("created", "started", "progress", "completed", "failed", "cancelled")
+    ],
+    "schemas": "herald://schemas/job-events",
+    "listenFilter": JOB_EVENTS_FILTER,
+    "pollTool": "get_job_status",
+}
 #: How soon a polling client should ask again while a job runs.
 POLL_AFTER_MS = 500
 

@@ -258,7 +258,7 @@ class MCPEndpoint:
             if session.standalone.listening:
                 raise HTTPError(409, "Conflict: this session already has an open GET stream")
             stream: DurableStream | None = session.standalone
-            after: int | None = None
+            after: int | None = session.standalone.delivered
         else:
             parsed = parse_event_id(resume)
             if parsed is None:

@@ -12,10 +12,13 @@ import asyncio
 import contextlib
 from typing import Any
 
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
 from herald.protocol.codec import encode
 from herald.protocol.messages import Notification
 from herald.protocol.sse import encode_comment, encode_event
 from herald.server.app import Server
+from herald.server.jobs import JOB_EVENTS_EXTENSION, JOB_EVENTS_FILTER
 from herald.server.scope import RequestScope
 from herald.transports.http.asgi import Receive, Send, end_body, send_body, start_stream, wait_for_disconnect
 
@@ -36,6 +39,12 @@ def agreed_filter(server: Server, wanted: dict[str, Any]) -> dict[str, Any]:
         for flag, (_, capability) in LIST_FLAGS.items()
         if wanted.get(flag) and capabilities.get(capability, {}).get("listChanged")
     }
+    jobs = wanted.get(JOB_EVENTS_FILTER)
+    if jobs and JOB_EVENTS_EXTENSION in capabilities.get("extensions", {}):
+        ids = jobs.get("jobIds") if isinstance(jobs, dict) else None
+        agreed[JOB_EVENTS_FILTER] = (
+            {"jobIds": [i for i in ids if isinstance(i, str)]} if isinstance(ids, list) else True
+        )
     uris = wanted.get("resourceSubscriptions")
     if isinstance(uris, list) and capabilities.get("resources", {}).get("subscribe"):
         agreed["resourceSubscriptions"] = [uri for uri in uris if isinstance(uri, str)]
@@ -63,7 +72,15 @@ async def serve_listen(
         if (uri is None and notification.method in methods) or (uri is not None and uri in uris):
             frames.put_nowait(frame(notification.method, notification.params or {}))
 
+    jobs = agreed.get(JOB_EVENTS_FILTER)
+    job_ids = set(jobs["jobIds"]) if isinstance(jobs, dict) else None
+
+    def on_job_event(job: JobRecord, event: JobEvent) -> None:
+        if jobs and (job_ids is None or job.job_id in job_ids):
+            frames.put_nowait(frame(event.method, event.to_params()))
+
     stop_listening = server.add_listener(on_notification)
+    stop_job_events = server.add_job_listener(on_job_event)
     disconnected = asyncio.ensure_future(wait_for_disconnect(receive))
     try:
         await start_stream(send)
@@ -81,6 +98,7 @@ async def serve_listen(
                 await send_body(send, encode_comment("keep-alive"))
     finally:
         stop_listening()
+        stop_job_events()
         disconnected.cancel()
         with contextlib.suppress(Exception):
             await end_body(send)

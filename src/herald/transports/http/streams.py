@@ -60,6 +60,9 @@ class DurableStream:
         self.session = session
         self.name = name
         self.position = 0
+        #: The last position handed to a listener: a new listener starts after it, so what
+        #: was stored while nobody listened is not lost.
+        self.delivered = 0
         self._incoming: asyncio.Queue[Outgoing | _Marker | None] = asyncio.Queue()
         self._listener: asyncio.Queue[bytes] | None = None
         self._pump: asyncio.Task[None] | None = None
@@ -99,6 +102,7 @@ class DurableStream:
                     self.position = await self.log.append(self.session, self.name, data)
                 if self._listener is not None:
                     self._listener.put_nowait(encode_event(data, event_id=event_id(self.name, self.position)))
+                    self.delivered = self.position
                 if self.is_last(message):
                     break
         finally:
