@@ -6,15 +6,19 @@ it appears over MCP, so the same functions can be tested without a protocol in s
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 
+import orjson
 from pydantic import Field
 
+from giftgenius.bulk import BulkInputError, analyze
 from giftgenius.catalog import Catalog, load_catalog
 from giftgenius.congrats import TONES, congrats_prompt
 from giftgenius.suggest import OCCASIONS, NoFit, suggest_gifts
 from herald import PromptResult, Server, ToolResult
 from herald.content import message, text
+from herald.server.jobs import JobContext, JobFailure
 
 CATALOG_URI = "giftgenius://catalog"
 CATEGORY_TEMPLATE = "giftgenius://catalog/{category}"
@@ -132,5 +136,47 @@ def build_server(catalog: Catalog | None = None) -> Server:
             messages=[message("user", system_message), message("user", user_template)],
             meta={"giftgenius/systemMessage": system_message},
         )
+
+    @server.job(
+        name="start_bulk_gift_analysis",
+        title="Bulk gift analysis",
+        description=(
+            "Pick gifts for everyone in a CSV of employees (header: name,department,interests,budget; "
+            "interests separated by semicolons; budget optional). Answers at once with a job id; follow "
+            "it with get_job_status. The result is a JSON resource with one suggestion list per person, "
+            "plus a CSV export."
+        ),
+    )
+    async def start_bulk_gift_analysis(
+        ctx: JobContext,
+        csv: Annotated[str, Field(description="The CSV text, header row first")],
+        occasion: Annotated[str, Field(description="The occasion for everyone")] = "holiday",
+        budget_per_person: Annotated[
+            float, Field(gt=0, description="Budget in USD for people whose row has none")
+        ] = 50.0,
+    ) -> None:
+        started = time.monotonic()
+
+        async def progress(percentage: float, stage: str) -> None:
+            elapsed = time.monotonic() - started
+            eta = elapsed * (100 - percentage) / percentage if percentage > 0 else None
+            await ctx.report_progress(
+                percentage, stage, eta_seconds=round(eta, 1) if eta is not None else None
+            )
+
+        try:
+            result = await analyze(
+                csv,
+                occasion=occasion,
+                budget_per_person=budget_per_person,
+                progress=progress,
+                catalog=gifts,
+                checkpoint=ctx.checkpoint,
+            )
+        except BulkInputError as problem:
+            raise JobFailure(problem.code, problem.message, problem.hint) from None
+        uri = await ctx.save_result("result.json", orjson.dumps(result.to_json()), "application/json")
+        await ctx.save_result("result.csv", result.to_csv(), "text/csv")
+        ctx.complete(uri, result.summary_text())
 
     return server

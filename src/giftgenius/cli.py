@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
@@ -48,18 +49,22 @@ def serve(
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
     from giftgenius.app import build_server
+    from herald.stores.location import open_stores
 
+    log, jobs, where = open_stores(store, app_name="giftgenius")
+    server = build_server()
+    server.use_job_store(jobs)
     if stdio:
         from herald.transports.stdio import run_stdio
 
         if not quiet:
-            print("giftgenius: serving MCP on stdio (logs on stderr)", file=sys.stderr)
-        run_stdio(build_server(), max_message_bytes=max_message_bytes)
+            print(
+                f"giftgenius: serving MCP on stdio (logs on stderr; jobs stored in {where})", file=sys.stderr
+            )
+        run_stdio(server, max_message_bytes=max_message_bytes)
         return
-    from herald.stores.location import open_event_log
     from herald.transports.http import HttpConfig, run_http
 
-    log, where = open_event_log(store, app_name="giftgenius")
     url = f"http://{host}:{port}/mcp"
     if not quiet:
         print(f"GiftGenius is serving MCP (Streamable HTTP) at {url}", file=sys.stderr)
@@ -70,7 +75,7 @@ def serve(
         allowed_hosts=HttpConfig().allowed_hosts | frozenset(allow_host or ()),
         session_ttl=session_ttl,
     )
-    run_http(build_server(), host=host, port=port, config=config, log=log)
+    run_http(server, host=host, port=port, config=config, log=log)
 
 
 @app.command()
@@ -120,6 +125,119 @@ async def _call(tool: str, pairs: list[str], *, modern: bool, wire: Any) -> dict
             return await client.call_tool(tool, arguments)
         except ServerError as exc:
             raise ValueError(str(exc)) from None
+
+
+@app.command()
+def bulk(
+    csv_file: Annotated[
+        Path, typer.Argument(help="CSV with header name,department,interests,budget", exists=True)
+    ],
+    url: Annotated[str | None, typer.Option(help="A running server, e.g. http://127.0.0.1:8000/mcp.")] = None,
+    occasion: Annotated[str, typer.Option(help="The occasion for everyone.")] = "holiday",
+    budget: Annotated[float, typer.Option(help="USD per person when a row has no budget.")] = 50.0,
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the result (JSON; a CSV goes beside it).")
+    ] = None,
+    modern: Annotated[bool, typer.Option("--modern", help="Use the stateless 2026-07-28 era.")] = False,
+) -> None:
+    """Pick gifts for everyone in a CSV, with a live progress bar. Ctrl-C cancels the job."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    target = out or csv_file.with_suffix(".gifts.json")
+    files: dict[Path, str] = {}
+    try:
+        outcome = asyncio.run(
+            _bulk(csv_file.read_text(), url, occasion, budget, target, modern, console, files)
+        )
+    except KeyboardInterrupt:
+        outcome = "cancelled"
+    except (ConnectionError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if outcome == "cancelled":
+        console.print("[yellow]Cancelled.[/yellow] The job was asked to stop.")
+        raise typer.Exit(130)
+    if outcome != "completed":
+        raise typer.Exit(1)
+    for path, content in files.items():
+        path.write_text(content)
+    console.print(f"Wrote {' and '.join(str(path) for path in files)}")
+
+
+async def _bulk(
+    csv_text: str,
+    url: str | None,
+    occasion: str,
+    budget: float,
+    target: Path,
+    modern: bool,
+    console: Any,
+    files: dict[Path, str],
+) -> str:
+    """Run the job and follow it; fills `files` with the result documents to write."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+    from herald.client import ServerError, connect_http, connect_stdio
+
+    argv = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet"]
+    connection = connect_http(url, modern) if url else connect_stdio(argv, modern)
+    async with connection as client:
+        arguments = {"csv": csv_text, "occasion": occasion, "budget_per_person": budget}
+        try:
+            started = await client.call_tool("start_bulk_gift_analysis", arguments)
+        except ServerError as exc:
+            raise ValueError(str(exc)) from None
+        job_id = started["structuredContent"]["jobId"]
+        console.print(f"job {job_id} started")
+        columns = (
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA {task.fields[eta]}"),
+        )
+        final = None
+        with Progress(*columns, console=console) as bar:
+            task = bar.add_task("queued", total=100, eta="-")
+            try:
+                async for event in client.job_events(job_id):
+                    if event.kind == "progress":
+                        eta = event.payload.get("etaSeconds")
+                        shown_eta = f"{eta:.0f}s" if isinstance(eta, int | float) else "-"
+                        bar.update(
+                            task,
+                            completed=event.payload["percentage"],
+                            description=event.payload["stage"],
+                            eta=shown_eta,
+                        )
+                    elif event.kind in ("completed", "failed", "cancelled"):
+                        final = event
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None:
+                    current.uncancel()
+                await client.call_tool("cancel_job", {"jobId": job_id})
+                return "cancelled"
+            if final is not None and final.kind == "completed":
+                bar.update(task, completed=100, description="done")
+        if final is None or final.kind != "completed":
+            error = final.payload.get("error", {}) if final is not None else {}
+            console.print(
+                f"[red]The job {final.kind if final else 'ended'}:[/red] {error.get('message', '')}"
+            )
+            if error.get("hint"):
+                console.print(f"hint: {error['hint']}")
+            return final.kind if final else "lost"
+        result_uri = final.payload["resultResourceId"]
+        document = await client.request("resources/read", {"uri": result_uri})
+        files[target] = document["contents"][0]["text"]
+        exported = await client.request(
+            "resources/read", {"uri": result_uri.replace("result.json", "result.csv")}
+        )
+        files[target.with_suffix(".csv")] = exported["contents"][0]["text"]
+        console.print(final.payload.get("summary", "Done."))
+        return "completed"
 
 
 def parse_arguments(pairs: list[str], schema: dict[str, Any]) -> dict[str, Any]:

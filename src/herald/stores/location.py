@@ -7,8 +7,9 @@ from pathlib import Path
 import platformdirs
 
 from herald.stores.eventlog import EventLog
-from herald.stores.memory import MemoryEventLog
-from herald.stores.sqlite import SqliteEventLog
+from herald.stores.jobstore import JobStore
+from herald.stores.memory import MemoryEventLog, MemoryJobStore
+from herald.stores.sqlite import SqliteEventLog, SqliteJobStore
 
 
 def default_store_path(app_name: str) -> Path:
@@ -16,14 +17,17 @@ def default_store_path(app_name: str) -> Path:
     return Path(platformdirs.user_data_dir(app_name)) / "store.db"
 
 
-def open_event_log(url: str | None, *, app_name: str) -> tuple[EventLog, str]:
-    """The event log a URL names, and a description of where it lives (for the start-up banner)."""
+def open_stores(url: str | None, *, app_name: str) -> tuple[EventLog, JobStore, str]:
+    """The event log and job store a URL names, and where they live (for the start-up banner).
+
+    Both live in the same SQLite file: one file holds everything an embedded server keeps.
+    """
+    if url == "memory":
+        return MemoryEventLog(), MemoryJobStore(), "memory (lost when the server stops)"
     if url is None:
         path = default_store_path(app_name)
-        return SqliteEventLog(path), str(path)
-    if url == "memory":
-        return MemoryEventLog(), "memory (lost when the server stops)"
-    if url.startswith("sqlite:///"):
+    elif url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
-        return SqliteEventLog(path), str(path)
-    raise ValueError(f"unknown store {url!r}: use sqlite:///PATH or memory")
+    else:
+        raise ValueError(f"unknown store {url!r}: use sqlite:///PATH or memory")
+    return SqliteEventLog(path), SqliteJobStore(path), str(path)

@@ -1,0 +1,194 @@
+"""The bulk gift analysis as a job: over MCP, from the command line, and cancelled with Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from giftgenius.app import build_server
+from herald.testing import InMemoryClient, connect
+
+GOOD = "name,department,interests,budget\nAda,Eng,board games;coffee,60\nBo,,,\nCy,Ops,hiking,40\n"
+
+
+def employees(rows: int, *, distinct: bool = False) -> str:
+    """A CSV of `rows` people; `distinct` gives everyone their own budget, so no work is shared."""
+    interests = ["hiking", "coffee", "board games", "reading", "tea", "yoga", "music", "cooking"]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["name", "department", "interests", "budget"])
+    for n in range(rows):
+        writer.writerow(
+            [f"Person {n}", f"Dept {n % 7}", f"{interests[n % 8]};{interests[(n * 3) % 8]}", 20 + n % 80]
+        )
+    return out.getvalue()
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[InMemoryClient]:
+    async with connect(build_server()) as connected:
+        yield connected
+
+
+async def follow(client: InMemoryClient, job_id: str) -> dict[str, Any]:
+    async with asyncio.timeout(60):
+        while True:
+            status = (await client.call_tool("get_job_status", {"jobId": job_id}))["structuredContent"]
+            if status["pollAfterMs"] is None:
+                return dict(status)
+            await asyncio.sleep(status["pollAfterMs"] / 1000)
+
+
+async def test_bulk_job_over_mcp(client: InMemoryClient) -> None:
+    started = await client.call_tool("start_bulk_gift_analysis", {"csv": GOOD, "occasion": "birthday"})
+    status = await follow(client, started["structuredContent"]["jobId"])
+    assert status["status"] == "completed"
+    progress = [event for event in status["events"] if event["type"] == "job.progress"]
+    stages = list(dict.fromkeys(event["stage"] for event in progress))
+    assert stages == ["parse", "extract", "match", "write"]
+    assert [event["percentage"] for event in progress] == sorted(event["percentage"] for event in progress)
+    result = orjson.loads(
+        (await client.request("resources/read", {"uri": status["resultResourceId"]}))["contents"][0]["text"]
+    )
+    assert [person["name"] for person in result["people"]] == ["Ada", "Cy"]
+    assert result["problems"] == [{"row": 3, "reason": result["problems"][0]["reason"]}]
+    assert all(gift["price"] <= 60 for gift in result["people"][0]["gifts"])
+    exported = await client.request(
+        "resources/read", {"uri": status["resultResourceId"].replace(".json", ".csv")}
+    )
+    assert exported["contents"][0]["mimeType"] == "text/csv"
+    assert "Ada" in exported["contents"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("text", "code"), [("", "empty_input"), ("name,department\nA,B\n", "missing_columns")]
+)
+async def test_unusable_input_fails_the_job_with_a_hint(client: InMemoryClient, text: str, code: str) -> None:
+    started = await client.call_tool("start_bulk_gift_analysis", {"csv": text})
+    status = await follow(client, started["structuredContent"]["jobId"])
+    assert status["status"] == "failed"
+    assert status["error"]["code"] == code
+    assert status["error"]["hint"]
+
+
+async def test_progress_is_per_row_on_a_large_file(client: InMemoryClient) -> None:
+    started = await client.call_tool("start_bulk_gift_analysis", {"csv": employees(2000)})
+    status = await follow(client, started["structuredContent"]["jobId"])
+    assert status["status"] == "completed"
+    assert sum(event["type"] == "job.progress" for event in status["events"]) >= 50
+
+
+def test_bulk_command_writes_the_result(tmp_path: Path) -> None:
+    source = tmp_path / "team.csv"
+    source.write_text(GOOD)
+    done = subprocess.run(
+        [sys.executable, "-m", "giftgenius", "bulk", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = orjson.loads((tmp_path / "team.gifts.json").read_text())
+    assert len(result["people"]) == 2
+    assert (tmp_path / "team.gifts.csv").read_text().startswith("name,department")
+    assert "1 row had a problem" in done.stderr
+
+
+def test_bulk_command_reports_a_failed_job(tmp_path: Path) -> None:
+    source = tmp_path / "bad.csv"
+    source.write_text("just some words\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "giftgenius", "bulk", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "hint:" in done.stderr
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [
+        sys.executable,
+        "-m",
+        "giftgenius",
+        "serve",
+        "--port",
+        str(port),
+        "--store",
+        f"sqlite:///{tmp_path / 's.db'}",
+        "--quiet",
+    ]
+    server = subprocess.Popen(argv)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def test_ctrl_c_cancels_the_job(tmp_path: Path, http_server: str) -> None:
+    source = tmp_path / "big.csv"
+    source.write_text(employees(20_000, distinct=True))  # several seconds of work: time to cancel
+    command = subprocess.Popen(
+        [sys.executable, "-m", "giftgenius", "bulk", str(source), "--url", http_server],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert command.stderr is not None
+    seen = command.stderr.readline()  # "job <id> started": the job runs from here
+    assert "started" in seen, seen
+    command.send_signal(signal.SIGINT)
+    assert command.wait(timeout=60) == 130
+    job_id = seen.split("job ", 1)[1].split()[0]
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "get_job_status", "arguments": {"jobId": job_id}, "_meta": meta},
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "get_job_status",
+    }
+    deadline = time.monotonic() + 20
+    while True:
+        status = httpx.post(http_server, json=body, headers=headers, timeout=10).json()["result"][
+            "structuredContent"
+        ]
+        if status["pollAfterMs"] is None:
+            break
+        assert time.monotonic() < deadline, "the job was not cancelled"
+        time.sleep(status["pollAfterMs"] / 1000)
+    assert status["status"] == "cancelled"
