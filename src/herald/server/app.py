@@ -39,6 +39,7 @@ from herald.server.registry import (
     ToolSpec,
 )
 from herald.server.signature import output_schema_of, read_signature
+from herald.server.tasks import TASKS_EXTENSION, TaskManager
 from herald.stores.jobstore import JobStore
 from herald.stores.memory import MemoryJobStore
 
@@ -74,6 +75,8 @@ class Server:
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: dict[int, ServerListener] = {}  # by id: thousands of sessions come and go
         self._capabilities: dict[str, Any] | None = None
+        self._modern_capabilities: dict[str, Any] = {}
+        self.tasks: TaskManager = TaskManager(self)
         self.registry.on_change(self._list_changed)
         self._job_store: JobStore | None = None
         self._job_service: JobService | None = None
@@ -88,15 +91,22 @@ class Server:
             info["title"] = self.title
         return info
 
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self, *, modern: bool = False) -> dict[str, Any]:
         """Derived from the registry: a capability is declared exactly when it is served.
 
         Every request consults it, so it is computed once per registry change. Treat the
-        returned dict as read-only.
+        returned dict as read-only. Tasks are a core capability in the handshake era and an
+        extension in 2026-07-28, so the two eras see different declarations.
         """
         if self._capabilities is None:
             self._capabilities = self._derive_capabilities()
-        return self._capabilities
+            self._modern_capabilities = dict(self._capabilities)
+            if any(spec.task_support for spec in self.registry.tools.values()):
+                self._capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+                extensions = dict(self._modern_capabilities.get("extensions", {}))
+                extensions[TASKS_EXTENSION] = {}
+                self._modern_capabilities["extensions"] = extensions
+        return self._modern_capabilities if modern else self._capabilities
 
     def _derive_capabilities(self) -> dict[str, Any]:
         registry = self.registry
@@ -244,6 +254,8 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        task_support: str | None = None,
+        task_preflight: Callable[..., Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -258,8 +270,16 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        task_support: str | None = None,
+        task_preflight: Callable[..., Any] | None = None,
     ) -> Any:
-        """Register a tool. Arguments and output schemas come from type hints unless given."""
+        """Register a tool. Arguments and output schemas come from type hints unless given.
+
+        `task_support` ("optional" or "required") lets clients run the tool as an MCP task;
+        `task_preflight(ctx)` runs before such a task is created and may ask the client for
+        input (a 2026-07-28 multi-round request); what it returns reaches the tool as
+        `ctx.preflight`.
+        """
 
         def register(target: F) -> F:
             signature = read_signature(target, Context)
@@ -279,6 +299,8 @@ class Server:
                     annotations=annotations,
                     icons=icons,
                     meta=meta,
+                    task_support=task_support,
+                    task_preflight=task_preflight,
                 )
             )
             return target

@@ -28,6 +28,7 @@ from herald.server.outbox import Outbox
 
 if TYPE_CHECKING:
     from herald.server.app import Server
+    from herald.server.tasks import TaskInputs
 
 
 @dataclass(slots=True)
@@ -47,6 +48,10 @@ class Context:
     close_stream_callback: Callable[[], None] | None = None
     #: Who started this request, for delivering the events of jobs it starts.
     owner: str | None = None
+    #: Inside an MCP task: where input requests park until `tasks/update` answers them.
+    task_inputs: TaskInputs | None = None
+    #: What the tool's `task_preflight` returned, inside the task it led to.
+    preflight: Any = None
     _last_progress: float | None = field(default=None, repr=False)
 
     async def report_progress(
@@ -113,6 +118,8 @@ class Context:
         """
         for method, _ in requests.values():
             check_capability(method, self.client_capabilities)
+        if self.task_inputs is not None:
+            return await self.task_inputs.ask(requests)
         if self.input_round is not None:
             answers = self.input_round.answers
             missing = {

@@ -16,7 +16,7 @@ from herald.protocol.errors import InternalError, MethodNotFound, ProtocolError,
 from herald.protocol.messages import ErrorResponse, Request, Response
 from herald.protocol.sealing import seal
 from herald.protocol.validation import serialize_result, validate_request_params, without_unusable_answers
-from herald.server.handlers import HANDLERS, state_purpose
+from herald.server.handlers import HANDLERS, SELF_VALIDATED, state_purpose
 from herald.server.inputs import InputRequired
 from herald.server.scope import RequestScope
 
@@ -57,7 +57,8 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
     if scope.modern and "inputResponses" in scope.params:
         cleaned = without_unusable_answers(scope.request.params)
         scope.request = Request(scope.request.id, method, dict(cleaned) if cleaned is not None else None)
-    validate_request_params(method, scope.version, scope.request.params)
+    if method not in SELF_VALIDATED:
+        validate_request_params(method, scope.version, scope.request.params)
     try:
         result = await handler(server, scope)
     except InputRequired as needed:
@@ -70,6 +71,8 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
         }
     if scope.modern:
         add_modern_fields(server, method, result)
+    if result.get("resultType") == "task" or (method == "tools/call" and "task" in result):
+        return result  # a created task: the shape of the tasks extension, which the wire types do not list
     return serialize_result(method, scope.version, result)
 
 

@@ -224,6 +224,8 @@ def job_tool(
         title=title,
         annotations=annotations,
         meta=meta,
+        task_support="optional",
+        starts_job=True,
     )
 
 

@@ -35,6 +35,12 @@ class ToolSpec:
     annotations: dict[str, Any] | None = None
     icons: list[dict[str, Any]] | None = None
     meta: dict[str, Any] | None = None
+    #: MCP Tasks: "forbidden" (the default), "optional" or "required".
+    task_support: str | None = None
+    #: Runs before a task is created, with 2026-07-28 multi-round input (see `Server.tool`).
+    task_preflight: Callable[..., Any] | None = None
+    #: A `@server.job` tool: it starts a job itself, which is then also its task.
+    starts_job: bool = False
     validator: Any = field(default=None, compare=False)
     output_validator: Any = field(default=None, compare=False)
 
@@ -48,6 +54,8 @@ class ToolSpec:
         tool: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
         if self.output_schema is not None:
             tool["outputSchema"] = self.output_schema
+        if self.task_support is not None:
+            tool["execution"] = {"taskSupport": self.task_support}
         return _with_descriptors(tool, self)
 
 

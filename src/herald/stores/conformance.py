@@ -78,5 +78,7 @@ async def check_job_store(make_store: JobStoreFactory) -> None:
         assert await store.get_result("j1", "result.json") == ("application/json", b'{"ok":true}')
         assert await store.get_result("j1", "other") is None
         assert await store.events_after("nobody") == []
+        assert await store.job_ids() == ["j1"]
+        assert await store.job_ids(owner="someone else") == []
     finally:
         await store.aclose()

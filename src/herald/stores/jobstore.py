@@ -25,6 +25,9 @@ class JobStore(Protocol):
     async def unfinished(self) -> list[JobRecord]:
         """Jobs not yet completed, failed or cancelled (for recovery after a restart)."""
 
+    async def job_ids(self, owner: str | None = None) -> list[str]:
+        """Ids of every job (or of those `owner` started), oldest first."""
+
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None: ...
 
     async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None: ...

@@ -54,6 +54,9 @@ class MemoryJobStore:
     async def unfinished(self) -> list[JobRecord]:
         return [copy.deepcopy(job) for job in self._jobs.values() if not job.terminal]
 
+    async def job_ids(self, owner: str | None = None) -> list[str]:
+        return [job_id for job_id, job in self._jobs.items() if owner is None or job.owner == owner]
+
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
         self._results[(job_id, name)] = (mime_type, data)
 

@@ -145,6 +145,11 @@ class SqliteJobStore:
         rows = self._db.execute("SELECT record FROM jobs WHERE status IN ('pending', 'running')").fetchall()
         return [JobRecord.from_json(orjson.loads(row[0])) for row in rows]
 
+    async def job_ids(self, owner: str | None = None) -> list[str]:
+        rows = self._db.execute("SELECT record FROM jobs ORDER BY rowid").fetchall()
+        jobs = [JobRecord.from_json(orjson.loads(row[0])) for row in rows]
+        return [job.job_id for job in jobs if owner is None or job.owner == owner]
+
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
         with transaction(self._db) as db:
             db.execute(
