@@ -14,7 +14,7 @@ from herald.protocol.errors import InternalError
 from herald.server.jobs import JobContext
 from herald.testing import InMemoryClient, connect
 
-TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 
