@@ -87,6 +87,7 @@ class JobContext:
         self.service = service
         self.job_id = job.job_id
         self.arguments = job.arguments
+        #: Set when the job is asked to stop; the function is also cancelled at its next await.
         self.cancel_requested = asyncio.Event()
         self._log = log
         self.result_uri: str | None = None
@@ -121,6 +122,7 @@ class JobRunner:
     def __init__(self, service: JobService) -> None:
         self.service = service
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._contexts: dict[str, JobContext] = {}
 
     def launch(
         self,
@@ -136,7 +138,13 @@ class JobRunner:
             values[context_name] = context
         task = asyncio.ensure_future(self._run(job.job_id, function, values, context))
         self._tasks[job.job_id] = task
-        task.add_done_callback(lambda _: self._tasks.pop(job.job_id, None))
+        self._contexts[job.job_id] = context
+
+        def forget(_: object) -> None:
+            self._tasks.pop(job.job_id, None)
+            self._contexts.pop(job.job_id, None)
+
+        task.add_done_callback(forget)
 
     async def _run(
         self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
@@ -159,9 +167,11 @@ class JobRunner:
             await _quietly(service.fail(job_id, "internal", f"The job failed: {type(exc).__name__}", None))
 
     def cancel(self, job_id: str) -> bool:
+        """Stop a running job: its context's `cancel_requested` is set and its task cancelled."""
         task = self._tasks.get(job_id)
         if task is None:
             return False
+        self._contexts[job_id].cancel_requested.set()
         task.cancel()
         return True
 
