@@ -17,11 +17,9 @@ import orjson
 
 from herald.protocol.codec import Outgoing, encode
 from herald.protocol.messages import JSONObject, Notification, Request, RequestId
+from herald.protocol.modern import with_envelope
 from herald.protocol.versions import (
-    CLIENT_CAPABILITIES_KEY,
     LATEST_HANDSHAKE_VERSION,
-    LATEST_MODERN_VERSION,
-    PROTOCOL_VERSION_KEY,
 )
 from herald.server.app import Server
 from herald.server.connection import Connection
@@ -148,12 +146,7 @@ class InMemoryClient:
         return result
 
     def _with_envelope(self, params: JSONObject | None) -> JSONObject:
-        params = dict(params or {})
-        meta = dict(params.get("_meta") or {})
-        meta.setdefault(PROTOCOL_VERSION_KEY, LATEST_MODERN_VERSION)
-        meta.setdefault(CLIENT_CAPABILITIES_KEY, self.capabilities)
-        params["_meta"] = meta
-        return params
+        return with_envelope(params, capabilities=self.capabilities)
 
     async def initialize(self, version: str = LATEST_HANDSHAKE_VERSION) -> JSONObject:
         result = await self.request(

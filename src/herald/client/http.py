@@ -30,12 +30,11 @@ from herald.client.base import BACKOFF_MAX, BACKOFF_START, Client, ConnectionLos
 from herald.client.stdio import CLIENT_INFO, WireEvent
 from herald.protocol.http import NAME_FIELDS
 from herald.protocol.messages import JSONObject, Notification, Request, RequestId
+from herald.protocol.modern import with_envelope
 from herald.protocol.sse import SSEDecoder
 from herald.protocol.versions import (
-    CLIENT_CAPABILITIES_KEY,
     LATEST_HANDSHAKE_VERSION,
     LATEST_MODERN_VERSION,
-    PROTOCOL_VERSION_KEY,
 )
 
 __all__ = ["HttpClient", "SessionLost", "connect_http"]
@@ -108,12 +107,7 @@ class HttpClient(Client):
 
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         if self.modern:
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta.setdefault(PROTOCOL_VERSION_KEY, LATEST_MODERN_VERSION)
-            meta.setdefault(CLIENT_CAPABILITIES_KEY, {})
-            meta.setdefault("io.modelcontextprotocol/clientInfo", CLIENT_INFO)
-            params["_meta"] = meta
+            params = with_envelope(params, capabilities={}, client_info=CLIENT_INFO)
         request_id = next(self._ids)
         reply, _ = await self._post(Request(request_id, method, params).to_json(), request_id)
         return _result(reply)

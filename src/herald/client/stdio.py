@@ -24,11 +24,9 @@ import orjson
 
 from herald.client.base import Client, ConnectionLost, ServerError
 from herald.protocol.messages import JSONObject, Notification, Request, RequestId
+from herald.protocol.modern import with_envelope
 from herald.protocol.versions import (
-    CLIENT_CAPABILITIES_KEY,
     LATEST_HANDSHAKE_VERSION,
-    LATEST_MODERN_VERSION,
-    PROTOCOL_VERSION_KEY,
 )
 
 __all__ = ["CLIENT_INFO", "ServerError", "StdioClient", "WireEvent", "connect_stdio"]
@@ -118,12 +116,7 @@ class StdioClient(Client):
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         request_id = next(self._ids)
         if self.modern:
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta.setdefault(PROTOCOL_VERSION_KEY, LATEST_MODERN_VERSION)
-            meta.setdefault(CLIENT_CAPABILITIES_KEY, {})
-            meta.setdefault("io.modelcontextprotocol/clientInfo", CLIENT_INFO)
-            params["_meta"] = meta
+            params = with_envelope(params, capabilities={}, client_info=CLIENT_INFO)
         if self._reader.done():
             raise ConnectionLost("the server has exited")
         future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()

@@ -12,6 +12,7 @@ from typing import Any
 from herald.jobs.events import JobEvent, timestamp
 from herald.jobs.machine import JobInput, Outcome, apply
 from herald.jobs.record import JobRecord
+from herald.listeners import Listeners
 from herald.stores.jobstore import JobStore
 
 JobListener = Callable[[JobRecord, JobEvent], None]
@@ -35,17 +36,11 @@ class JobService:
         self.store = store
         self.clock = clock
         self.new_id = new_id
-        self._listeners: dict[int, JobListener] = {}
+        self._listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
         self._locks: dict[str, asyncio.Lock] = {}
 
     def subscribe(self, listener: JobListener) -> Callable[[], None]:
-        key = id(listener)
-        self._listeners[key] = listener
-
-        def remove() -> None:
-            self._listeners.pop(key, None)
-
-        return remove
+        return self._listeners.add(listener)
 
     async def create(
         self,
@@ -156,5 +151,4 @@ class JobService:
         return event
 
     def _announce(self, job: JobRecord, event: JobEvent) -> None:
-        for listener in list(self._listeners.values()):
-            listener(job, event)
+        self._listeners.tell(job, event)

@@ -69,3 +69,21 @@ def read_envelope(method: str, params: Mapping[str, Any] | None) -> Envelope:
         log_level=log_level if isinstance(log_level, str) else None,
         progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
     )
+
+
+def with_envelope(
+    params: Mapping[str, Any] | None,
+    *,
+    capabilities: Mapping[str, Any],
+    client_info: Mapping[str, Any] | None = None,
+    version: str = MODERN_VERSIONS[-1],
+) -> dict[str, Any]:
+    """A client's params with the 2026-07-28 envelope in `_meta` (what the caller set wins)."""
+    found = dict(params or {})
+    meta = dict(found.get("_meta") or {})
+    meta.setdefault(PROTOCOL_VERSION_KEY, version)
+    meta.setdefault(CLIENT_CAPABILITIES_KEY, dict(capabilities))
+    if client_info is not None:
+        meta.setdefault(CLIENT_INFO_META_KEY, dict(client_info))
+    found["_meta"] = meta
+    return found

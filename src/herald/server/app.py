@@ -18,6 +18,7 @@ from typing import Any, TypeVar, overload
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobListener, JobService
+from herald.listeners import Listeners
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.server.context import Context
@@ -73,7 +74,7 @@ class Server:
         # Seals requestState of multi-round requests; replicas must share it (HERALD_STATE_KEY).
         self.state_key = state_key or _state_key_from_environment()
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
-        self._listeners: dict[int, ServerListener] = {}  # by id: thousands of sessions come and go
+        self._listeners: Listeners[[Notification, str | None]] = Listeners()
         self._capabilities: dict[str, Any] | None = None
         self._modern_capabilities: dict[str, Any] = {}
         self.tasks: TaskManager = TaskManager(self)
@@ -81,7 +82,7 @@ class Server:
         self._job_store: JobStore | None = None
         self._job_service: JobService | None = None
         self._job_runner: JobRunner | None = None
-        self._job_listeners: dict[int, JobListener] = {}
+        self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -133,13 +134,7 @@ class Server:
         The second argument is the resource URI for `notifications/resources/updated`,
         so each connection can check its own subscriptions.
         """
-        key = id(listener)
-        self._listeners[key] = listener
-
-        def remove() -> None:
-            self._listeners.pop(key, None)
-
-        return remove
+        return self._listeners.add(listener)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to `uri` that its content changed."""
@@ -150,8 +145,7 @@ class Server:
         self._broadcast(Notification(f"notifications/{kind}/list_changed"), None)
 
     def _broadcast(self, notification: Notification, uri: str | None) -> None:
-        for listener in list(self._listeners.values()):
-            listener(notification, uri)
+        self._listeners.tell(notification, uri)
 
     # -- jobs ----------------------------------------------------------------------------------
 
@@ -189,17 +183,10 @@ class Server:
 
     def add_job_listener(self, listener: JobListener) -> Callable[[], None]:
         """Connections and subscription streams hear every job event here."""
-        key = id(listener)
-        self._job_listeners[key] = listener
-
-        def remove() -> None:
-            self._job_listeners.pop(key, None)
-
-        return remove
+        return self._job_listeners.add(listener)
 
     def _job_event(self, job: JobRecord, event: JobEvent) -> None:
-        for listener in list(self._job_listeners.values()):
-            listener(job, event)
+        self._job_listeners.tell(job, event)
 
     def job(
         self,

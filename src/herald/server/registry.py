@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 import jsonschema_rs
 
+from herald.listeners import Listeners
 from herald.server.signature import Signature
 
 ListKind = Literal["tools", "resources", "prompts"]
@@ -155,12 +156,11 @@ class Registry:
         self.resources: dict[str, ResourceSpec] = {}
         self.templates: dict[str, ResourceTemplateSpec] = {}
         self.prompts: dict[str, PromptSpec] = {}
-        self._listeners: list[Callable[[ListKind], None]] = []
+        self._listeners: Listeners[[ListKind]] = Listeners()
 
     def on_change(self, listener: Callable[[ListKind], None]) -> Callable[[], None]:
         """Call `listener` after every change; returns a function that unsubscribes it."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        return self._listeners.add(listener)
 
     def add_tool(self, spec: ToolSpec) -> None:
         self._store(self.tools, spec.name, spec, "tools")
@@ -205,8 +205,7 @@ class Registry:
         return any(spec.completers for spec in specs)
 
     def _changed(self, kind: ListKind) -> None:
-        for listener in list(self._listeners):
-            listener(kind)
+        self._listeners.tell(kind)
 
 
 #: Optional descriptive attributes of every spec kind, and their wire names.
