@@ -1,9 +1,11 @@
 """Run the official MCP conformance suites against examples/everything, as CI does.
 
 Starts the fixture server on a free loopback port, runs the shared `run-server-suite`
-three times (harness 0.1.16; 0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28) and holds
+four times (harness 0.1.16; 0.2.0-alpha.12 at 2025-11-25, at 2026-07-28, and with no
+spec version, which adds the tasks extension scenarios at their default wire) and holds
 each to its bar: 0.1.16 must pass all 32 scenarios with no WARN line, the alpha runs
-must have 0 failures. Exits non-zero on the first miss. Stdlib only.
+must have 0 failures (a SKIP, such as the skills scenarios, counts as neither).
+Exits non-zero if any run misses its bar. Stdlib only.
 
 Without the shared folder (a developer's laptop) it says so and exits 0, unless CI=true,
 where a missing suite is a failure.
@@ -37,6 +39,7 @@ RUNS = [
     ([], Bar(passed=32, no_warn=True)),
     (["--harness", "0.2.0-alpha.12", "--spec-version", "2025-11-25"], Bar()),
     (["--harness", "0.2.0-alpha.12", "--spec-version", "2026-07-28"], Bar()),
+    (["--harness", "0.2.0-alpha.12"], Bar()),  # every scenario at its default wire, tasks included
 ]
 SUMMARY = re.compile(r"^conformance: (\d+) passed, (\d+) failed", re.MULTILINE)
 

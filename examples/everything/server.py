@@ -16,6 +16,7 @@ from typing import Any
 
 from herald import Context, PromptResult, Server, ToolResult
 from herald.content import audio, embedded_resource, image, message, text
+from herald.protocol.errors import InternalError
 from herald.transports.http import run_http
 
 
@@ -511,6 +512,89 @@ async def test_input_required_result_capabilities(ctx: Context) -> str:
         return f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}!"
     answer = await ctx.sample([message("user", "Pick a name for me")], max_tokens=50, key="name_suggestion")
     return f"The model suggests: {_answer_text(answer)}"
+
+
+# ---------------------------------------------------------------------------------------
+# Tasks extension (io.modelcontextprotocol/tasks). A tool with task_support runs as a task
+# when the request's client capabilities carry the extension; inside the task, input
+# requests park it in input_required until the client answers with tasks/update.
+# ---------------------------------------------------------------------------------------
+
+CONFIRM_FORM = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "description": "Go ahead?"}},
+    "required": ["confirm"],
+}
+
+
+@server.tool(name="greet")
+def greet(name: str) -> str:
+    """Greets by name; never a task (a legacy `task` param is ignored)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(name="slow_compute", task_support="optional")
+async def slow_compute(seconds: float = 1, label: str = "compute") -> str:
+    """Sleeps `seconds`, then reports; runs as a task when the client supports tasks."""
+    await asyncio.sleep(max(seconds, 0))
+    return f"Computed {label!r} after {seconds:g}s"
+
+
+@server.tool(name="failing_job", input_schema=NO_ARGUMENTS, task_support="required")
+async def failing_job() -> ToolResult:
+    """A task that ends, after about a second, with a tool error (isError: true)."""
+    await asyncio.sleep(1)
+    return ToolResult([text("failing_job failed on purpose")], is_error=True)
+
+
+@server.tool(name="protocol_error_job", input_schema=NO_ARGUMENTS, task_support="required")
+async def protocol_error_job() -> str:
+    """A task that fails at protocol level: it ends failed, with an error and no result."""
+    await asyncio.sleep(0.1)
+    raise InternalError("protocol_error_job failed on purpose")
+
+
+@server.tool(name="confirm_delete", task_support="required")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks the user to confirm before deleting `filename` (nothing is really deleted)."""
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM_FORM, key="confirm")
+    confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm") is True
+    return f"Deleted {filename}" if confirmed else f"Kept {filename}"
+
+
+@server.tool(name="multi_input", input_schema=NO_ARGUMENTS, task_support="required")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once; the task waits until both are answered."""
+    form = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+    }
+    answers = await ctx.ask(
+        {
+            "first": ("elicitation/create", {"message": "First answer?", "requestedSchema": form}),
+            "second": ("elicitation/create", {"message": "Second answer?", "requestedSchema": form}),
+        }
+    )
+    names = [(answers[key].get("content") or {}).get("name") for key in ("first", "second")]
+    return "Answers: " + ", ".join(str(name) for name in names)
+
+
+async def _ask_user_name(ctx: Context) -> str:
+    """Before the task exists: a multi-round request for the user's name."""
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return str((answer.get("content") or {}).get("name", "stranger"))
+
+
+@server.tool(
+    name="test_tool_with_task",
+    input_schema=NO_ARGUMENTS,
+    task_support="required",
+    task_preflight=_ask_user_name,
+)
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks a name first (input_required, no task yet), then greets it from a task."""
+    await asyncio.sleep(0.1)
+    return f"Hello, {ctx.preflight}!"
 
 
 # ---------------------------------------------------------------------------------------
