@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import csv
 import io
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 
 from herald.client import connect_http
+from herald.testing import free_port, wait_until_listening
 
 INTERESTS = [
     "hiking",
@@ -64,9 +64,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=10_000)
     args = parser.parse_args()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "store.db"
         argv = [
@@ -82,16 +80,7 @@ def main() -> int:
         ]
         server = subprocess.Popen(argv)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        print("the server did not start", file=sys.stderr)
-                        return 2
-                    time.sleep(0.1)
+            wait_until_listening(port, server, timeout=30)
             seconds, progress, total, final = asyncio.run(run(f"http://127.0.0.1:{port}/mcp", args.rows))
         finally:
             server.terminate()

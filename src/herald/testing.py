@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
+import subprocess
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,7 +28,16 @@ from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.stores.conformance import check_event_log, check_job_store
 
-__all__ = ["ClientAnswer", "InMemoryClient", "RPCError", "check_event_log", "check_job_store", "connect"]
+__all__ = [
+    "ClientAnswer",
+    "InMemoryClient",
+    "RPCError",
+    "check_event_log",
+    "check_job_store",
+    "connect",
+    "free_port",
+    "wait_until_listening",
+]
 
 CLIENT_INFO = {"name": "herald-testing", "version": "1.0.0"}
 
@@ -180,3 +192,31 @@ async def connect(
         yield client
     finally:
         await client.aclose()
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_until_listening(
+    port: int, process: subprocess.Popen[Any] | None = None, *, timeout: float = 20
+) -> None:
+    """Block until a server accepts connections on `port`; fail early if its process exits.
+
+    Servers offer no readiness signal but their socket, so this polls it, within a deadline.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode} before listening")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nothing listened on port {port} within {timeout} s") from None
+            time.sleep(0.05)

@@ -6,7 +6,6 @@ import asyncio
 import csv
 import io
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import orjson
 import pytest
 
 from giftgenius.app import build_server
-from herald.testing import InMemoryClient, connect
+from herald.testing import InMemoryClient, connect, free_port, wait_until_listening
 
 GOOD = "name,department,interests,budget\nAda,Eng,board games;coffee,60\nBo,,,\nCy,Ops,hiking,40\n"
 
@@ -124,9 +123,7 @@ def test_bulk_command_reports_a_failed_job(tmp_path: Path) -> None:
 
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     argv = [
         sys.executable,
         "-m",
@@ -139,14 +136,7 @@ def http_server(tmp_path: Path) -> Iterator[str]:
         "--quiet",
     ]
     server = subprocess.Popen(argv)
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
+    wait_until_listening(port, server)
     yield f"http://127.0.0.1:{port}/mcp"
     server.terminate()
     server.wait(timeout=10)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import httpx
 import jsonschema_rs
 
 from herald.jobs.events import all_schemas
+from herald.testing import free_port, wait_until_listening
 
 SERVER = '''
 import asyncio, sys
@@ -43,28 +43,13 @@ META = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextmanager
 def running_server(script: Path, database: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
     process = subprocess.Popen([sys.executable, str(script), str(database), str(port)])
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start in time"
-                assert process.poll() is None, "the server exited at start-up"
-                time.sleep(0.05)
+        wait_until_listening(port, process)
         yield process, url
     finally:
         if process.poll() is None:
