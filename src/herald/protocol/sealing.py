@@ -1,9 +1,12 @@
-"""Sealed `requestState`: state a client carries between rounds but cannot read or forge.
+"""Sealed `requestState`: state a client carries between rounds but can neither read nor forge.
 
 A multi-round request (2026-07-28 `input_required`) may be retried on any replica, so
-the state travels with the client instead of living in one process. It is JSON signed
-with HMAC-SHA256 under a key the replicas share; a tampered or foreign token is refused
-with invalid params. Pure computation: no I/O.
+the state travels with the client instead of living in one process. It is JSON
+encrypted and authenticated with AES-256-GCM under a key the replicas share, bound to
+its purpose (the request it belongs to) as associated data: a tampered token, a token
+of another request, or one sealed under another key is refused with invalid params.
+Earlier answers travel inside it, and they are the user's input: hence encryption, not
+just a signature. Pure computation: no I/O.
 """
 
 from __future__ import annotations
@@ -11,45 +14,45 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import hmac
+import secrets
 from typing import Any
 
 import orjson
 
 from herald.protocol.errors import InvalidParams
 
+NONCE_BYTES = 12
+
 
 def seal(key: bytes, purpose: str, value: Any) -> str:
-    """A token holding `value`, valid only for `purpose` (e.g. the tool it belongs to)."""
-    body = orjson.dumps({"p": purpose, "v": value})
-    return _b64(body) + "." + _b64(_mac(key, body))
+    """A token holding `value`, opened only by `unseal` with the same key and purpose."""
+    nonce = secrets.token_bytes(NONCE_BYTES)
+    sealed = _cipher(key).encrypt(nonce, orjson.dumps(value), purpose.encode())
+    return base64.urlsafe_b64encode(nonce + sealed).decode("ascii").rstrip("=")
 
 
 def unseal(key: bytes, purpose: str, token: str) -> Any:
-    """The value sealed in `token`; `InvalidParams` if it was altered or made for another purpose."""
-    body_part, _, mac_part = token.partition(".")
+    """The value sealed in `token`; `InvalidParams` if it was altered or made for something else."""
+    from cryptography.exceptions import InvalidTag
+
     try:
-        body = _unb64(body_part)
-        mac = _unb64(mac_part)
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     except (binascii.Error, ValueError):
         raise InvalidParams("Invalid requestState: it is not a token this server issued") from None
-    if not hmac.compare_digest(mac, _mac(key, body)):
-        raise InvalidParams("Invalid requestState: the token was altered or issued by another server")
-    data = orjson.loads(body)
-    if data.get("p") != purpose:
-        raise InvalidParams("Invalid requestState: the token belongs to another request")
-    return data.get("v")
+    if len(raw) <= NONCE_BYTES:
+        raise InvalidParams("Invalid requestState: it is not a token this server issued")
+    try:
+        plain = _cipher(key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], purpose.encode())
+    except InvalidTag:
+        raise InvalidParams(
+            "Invalid requestState: the token was altered, belongs to another request,"
+            " or was sealed by another server"
+        ) from None
+    return orjson.loads(plain)
 
 
-def _mac(key: bytes, body: bytes) -> bytes:
-    return hmac.new(key, body, hashlib.sha256).digest()
+def _cipher(key: bytes) -> Any:
+    # Imported on first use: only multi-round requests pay for loading the cipher.
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
-
-
-def _unb64(text: str) -> bytes:
-    if not text:
-        raise ValueError("empty")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    return AESGCM(hashlib.sha256(key).digest())
