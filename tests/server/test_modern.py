@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import orjson
 import pytest
 
 from herald import Context, Server
@@ -130,3 +133,37 @@ async def test_capabilities_are_per_request(server: Server) -> None:
         client.capabilities = {}
         await client.call_tool("which")
         assert scope_capabilities == [True, False]
+
+
+async def test_listen_on_a_message_stream(server: Server) -> None:
+    async with connect(server, modern=True) as client:
+        listen = client._with_envelope(
+            {"notifications": {"toolsListChanged": True, "promptsListChanged": False}}
+        )
+        client.send_raw(
+            orjson.dumps({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen", "params": listen})
+        )
+        ack = await client.next_frame()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["notifications"] == {"toolsListChanged": True}
+        assert ack["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "sub"}
+        server.remove_tool("crash")
+        change = await client.next_frame()
+        assert change["method"] == "notifications/tools/list_changed"
+        assert change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub"
+        server.remove_prompt("greeting")  # not asked for: nothing arrives
+        client.notify("notifications/cancelled", {"requestId": "sub"})
+        assert await client.request("server/discover")  # the connection goes on
+        assert not any(frame.get("id") == "sub" for frame in client.received if isinstance(frame, dict))
+        assert [n["method"] for n in client.notifications].count("notifications/prompts/list_changed") == 0
+
+
+async def test_open_listen_does_not_hold_up_closing(server: Server) -> None:
+    client = InMemoryClient(server, modern=True)
+    listen = client._with_envelope({"notifications": {"toolsListChanged": True}})
+    client.send_raw(
+        orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": listen})
+    )
+    await client.next_frame()
+    await asyncio.wait_for(client.aclose(), 5)
+    assert client.connection.in_flight == 0

@@ -48,6 +48,9 @@ _REFUSALS = {
 
 Reply = Response | ErrorResponse
 
+#: Methods whose requests stay open until the client cancels them.
+ENDLESS_METHODS = frozenset({"subscriptions/listen"})
+
 
 class ClientError(Exception):
     """The client answered one of our requests with an error."""
@@ -75,6 +78,8 @@ class Connection:
         self.session: ClientSession | None = None
         self._in_flight: dict[RequestId, asyncio.Future[Reply | None]] = {}
         self._batch_replies: set[asyncio.Task[None]] = set()
+        #: Requests that run until cancelled (subscriptions): closing ends them instead of waiting.
+        self._endless: set[RequestId] = set()
         self._awaiting_client: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self._request_ids = itertools.count(1)
         self._stop_listening = server.add_listener(self._on_server_notification)
@@ -159,6 +164,8 @@ class Connection:
             return _done(self._initialize(request, outbox))
         task = asyncio.ensure_future(self._serve(scope, send_reply))
         self._in_flight[request.id] = task
+        if request.method in ENDLESS_METHODS:
+            self._endless.add(request.id)
         return task
 
     async def _serve(self, scope: RequestScope, send_reply: bool) -> Reply | None:
@@ -168,6 +175,7 @@ class Connection:
             return None  # cancelled by the client, or by shutdown: JSON-RPC sends no reply
         finally:
             self._in_flight.pop(scope.request.id, None)
+            self._endless.discard(scope.request.id)
         if send_reply:
             scope.outbox.send(reply)
         return reply
@@ -309,6 +317,9 @@ class Connection:
         for answer in self._awaiting_client.values():
             if not answer.done():
                 answer.set_exception(ConnectionError("the client closed the connection"))
+        for request_id in self._endless:
+            if (endless := self._in_flight.get(request_id)) is not None:
+                endless.cancel()
         while self._in_flight or self._batch_replies:
             tasks: list[asyncio.Future[Any]] = [*self._in_flight.values(), *self._batch_replies]
             if cancel:

@@ -8,6 +8,7 @@ tool arguments are reported, which code an unknown resource gets) are decided fr
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -30,6 +31,7 @@ from herald.server.results import (
 )
 from herald.server.scope import RequestScope
 from herald.server.signature import Signature
+from herald.server.subscriptions import Subscription
 
 if TYPE_CHECKING:
     from herald.server.app import Server
@@ -269,6 +271,18 @@ async def set_level(server: Server, scope: RequestScope) -> dict[str, Any]:
     return {}
 
 
+async def listen(server: Server, scope: RequestScope) -> dict[str, Any]:
+    """subscriptions/listen on a message stream: notifications until the client cancels it."""
+    subscription = Subscription(server, scope.request.id, scope.params.get("notifications") or {})
+    scope.outbox.send(subscription.acknowledgement())
+    stop = subscription.open(scope.outbox.send)
+    try:
+        await asyncio.Event().wait()  # ends by cancellation: notifications/cancelled, or the stream closing
+    finally:
+        stop()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 async def get_task(server: Server, scope: RequestScope) -> dict[str, Any]:
     return await server.tasks.get(scope)
 
@@ -304,6 +318,7 @@ HANDLERS: dict[str, tuple[Handler, str | None]] = {
     "prompts/get": (get_prompt, "prompts"),
     "completion/complete": (complete, "completions"),
     "logging/setLevel": (set_level, "logging"),
+    "subscriptions/listen": (listen, None),
     "tasks/get": (get_task, None),
     "tasks/update": (update_task, None),
     "tasks/cancel": (cancel_task, None),

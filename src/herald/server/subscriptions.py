@@ -1,0 +1,92 @@
+"""`subscriptions/listen` (2026-07-28), independent of the transport.
+
+A listen request names the changes it wants; the server agrees to the part it offers
+(list changes it declares, resource updates, and job events where jobs exist), first
+sends `notifications/subscriptions/acknowledged` with the agreed filter, then every
+matching notification. Each carries the subscription id (the listen request's id) in
+`params._meta`. HTTP streams them as SSE until the client disconnects; stdio sends them
+on the stream until the client cancels the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
+from herald.protocol.messages import Notification, RequestId
+from herald.server.jobs import JOB_EVENTS_EXTENSION, JOB_EVENTS_FILTER
+
+if TYPE_CHECKING:
+    from herald.server.app import Server
+
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+
+#: Filter flag -> (the list-changed notification it selects, the capability that must offer it).
+LIST_FLAGS = {
+    "toolsListChanged": ("notifications/tools/list_changed", "tools"),
+    "promptsListChanged": ("notifications/prompts/list_changed", "prompts"),
+    "resourcesListChanged": ("notifications/resources/list_changed", "resources"),
+}
+
+
+def agreed_filter(server: Server, wanted: dict[str, Any]) -> dict[str, Any]:
+    """The part of a requested filter the server offers."""
+    capabilities = server.capabilities(modern=True)
+    agreed: dict[str, Any] = {
+        flag: True
+        for flag, (_, capability) in LIST_FLAGS.items()
+        if wanted.get(flag) and capabilities.get(capability, {}).get("listChanged")
+    }
+    jobs = wanted.get(JOB_EVENTS_FILTER)
+    if jobs and JOB_EVENTS_EXTENSION in capabilities.get("extensions", {}):
+        ids = jobs.get("jobIds") if isinstance(jobs, dict) else None
+        agreed[JOB_EVENTS_FILTER] = (
+            {"jobIds": [i for i in ids if isinstance(i, str)]} if isinstance(ids, list) else True
+        )
+    uris = wanted.get("resourceSubscriptions")
+    if isinstance(uris, list) and capabilities.get("resources", {}).get("subscribe"):
+        agreed["resourceSubscriptions"] = [uri for uri in uris if isinstance(uri, str)]
+    return agreed
+
+
+class Subscription:
+    """One listen request: its agreed filter, and the notifications that match it."""
+
+    def __init__(self, server: Server, subscription_id: RequestId, wanted: dict[str, Any]) -> None:
+        self.server = server
+        self.id = subscription_id
+        self.agreed = agreed_filter(server, wanted)
+        self._methods = {LIST_FLAGS[flag][0] for flag in self.agreed if flag in LIST_FLAGS}
+        self._uris = set(self.agreed.get("resourceSubscriptions", []))
+        jobs = self.agreed.get(JOB_EVENTS_FILTER)
+        self._jobs = bool(jobs)
+        self._job_ids = set(jobs["jobIds"]) if isinstance(jobs, dict) else None
+
+    def tagged(self, method: str, params: dict[str, Any]) -> Notification:
+        return Notification(method, {**params, "_meta": {SUBSCRIPTION_KEY: self.id}})
+
+    def acknowledgement(self) -> Notification:
+        return self.tagged("notifications/subscriptions/acknowledged", {"notifications": self.agreed})
+
+    def open(self, deliver: Callable[[Notification], None]) -> Callable[[], None]:
+        """Start delivering matching notifications; returns the function that stops it."""
+
+        def on_notification(notification: Notification, uri: str | None) -> None:
+            if (uri is None and notification.method in self._methods) or (
+                uri is not None and uri in self._uris
+            ):
+                deliver(self.tagged(notification.method, notification.params or {}))
+
+        def on_job_event(job: JobRecord, event: JobEvent) -> None:
+            if self._jobs and (self._job_ids is None or job.job_id in self._job_ids):
+                deliver(self.tagged(event.method, event.to_params()))
+
+        stops = [self.server.add_listener(on_notification), self.server.add_job_listener(on_job_event)]
+
+        def stop() -> None:
+            for each in stops:
+                each()
+
+        return stop
