@@ -19,6 +19,11 @@ import typer
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
+#: The private server `call` and `bulk` start when no URL is given. It keeps its jobs in
+#: memory: it lives only as long as the command, and opening the shared store would make it
+#: fail, at start-up, the jobs a long-running server on the same file is still running.
+SPAWNED_SERVER = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet", "--store", "memory"]
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="GiftGenius: gift suggestions over MCP.")
 
 
@@ -115,7 +120,7 @@ async def _call(tool: str, pairs: list[str], *, modern: bool, wire: Any) -> dict
         wire.print(f"[dim]{stamp}[/dim] [bold]{arrow}[/bold]")
         wire.print_json(event.data.decode())
 
-    argv = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet"]
+    argv = SPAWNED_SERVER
     async with StdioClient.spawn(argv, modern=modern, on_wire=show if wire else None) as client:
         tools = {entry["name"]: entry for entry in (await client.request("tools/list"))["tools"]}
         if tool not in tools:
@@ -180,7 +185,7 @@ async def _bulk(
 
     from herald.client import ServerError, connect_http, connect_stdio
 
-    argv = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet"]
+    argv = SPAWNED_SERVER
     connection = connect_http(url, modern) if url else connect_stdio(argv, modern)
     async with connection as client:
         arguments = {"csv": csv_text, "occasion": occasion, "budget_per_person": budget}
