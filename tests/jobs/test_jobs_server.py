@@ -155,3 +155,25 @@ async def test_event_schemas_are_published(client: InMemoryClient) -> None:
     assert set(schemas) == {
         f"job.{kind}" for kind in ("created", "started", "progress", "completed", "failed", "cancelled")
     }
+
+
+@pytest.mark.parametrize(
+    "level", ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+)
+async def test_job_log_accepts_every_mcp_level(level: str, caplog: pytest.LogCaptureFixture) -> None:
+    from herald.server.context import PYTHON_LEVELS
+
+    server = build()
+
+    @server.job()
+    async def chatty(ctx: JobContext) -> dict[str, Any]:
+        """Logs one line at the level under test."""
+        ctx.log(level, f"a {level} line")
+        return {}
+
+    caplog.set_level("DEBUG")
+    async with connect(server) as client:
+        job_id = (await client.call_tool("chatty"))["structuredContent"]["jobId"]
+        assert (await finished(client, job_id))["status"] == "completed"
+    [record] = [r for r in caplog.records if r.getMessage() == f"a {level} line"]
+    assert record.levelno == PYTHON_LEVELS[level]

@@ -52,11 +52,9 @@ class HTTPError(ProtocolError):
 
     code = -32600
 
-    def __init__(self, status: int, message: str, *, code: int | None = None) -> None:
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.http_status = status
-        if code is not None:
-            self.code = code
 
 
 def check_origin(headers: Mapping[str, str], allowed_hosts: frozenset[str]) -> None:

@@ -31,6 +31,19 @@ if TYPE_CHECKING:
     from herald.server.tasks import TaskInputs
 
 
+#: MCP (syslog) severities in Python's logging levels; syslog has more steps than Python.
+PYTHON_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
 @dataclass(slots=True)
 class Context:
     """The request context handed to user functions that ask for it by annotation."""
@@ -175,9 +188,7 @@ class Context:
         job_logger = logging.getLogger(f"herald.jobs.{job_id}")
 
         def log(level: str, data: Any) -> None:
-            job_logger.log(
-                logging.getLevelName(level.upper()) if level != "notice" else logging.INFO, "%s", data
-            )
+            job_logger.log(PYTHON_LEVELS.get(level, logging.INFO), "%s", data)
 
         return log
 

@@ -229,7 +229,7 @@ class TaskManager:
         if scope.modern:
             return {"resultType": "complete"}
         if not job.terminal:
-            job = await self._until(job.job_id, terminal=True)
+            job = await self._until_ended(job.job_id)
         return self.describe(job)
 
     async def result_of(self, scope: RequestScope) -> dict[str, Any]:
@@ -238,7 +238,7 @@ class TaskManager:
             raise MethodNotFound(
                 "Method not found: tasks/result does not exist in protocol version 2026-07-28"
             )
-        job = await self._until((await self.job(scope.params.get("taskId"))).job_id, terminal=True)
+        job = await self._until_ended((await self.job(scope.params.get("taskId"))).job_id)
         if job.status == "completed":
             result = await self.result(job)
         elif job.status == "failed":
@@ -255,7 +255,8 @@ class TaskManager:
         jobs = [await service.get(job_id) for job_id in await service.store.job_ids(owner=scope.owner)]
         return {"tasks": [self.describe(job) for job in jobs]}
 
-    async def _until(self, job_id: str, *, terminal: bool) -> JobRecord:
+    async def _until_ended(self, job_id: str) -> JobRecord:
+        """The job once it has ended (now, if it already has)."""
         service = self.server.job_service()
         ended = asyncio.Event()
 
