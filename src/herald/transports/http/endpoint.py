@@ -232,7 +232,7 @@ class MCPEndpoint:
         """Send a stream's frames until it ends or the client goes away."""
         if watcher is None:
             watcher = asyncio.ensure_future(wait_for_disconnect(receive))
-            watcher.add_done_callback(lambda _: stream.detach())
+            watcher.add_done_callback(lambda _: stream.detach(live))
         if session is not None:
             session.attached += 1
         try:

@@ -133,9 +133,13 @@ class DurableStream:
         """
         self._incoming.put_nowait(_Marker())
 
-    def detach(self) -> None:
-        """End the live HTTP response now (the client left, or a newer one replaced it)."""
-        if self._listener is not None:
+    def detach(self, listener: asyncio.Queue[bytes] | None = None) -> None:
+        """End the live HTTP response now (the client left, or a newer one replaced it).
+
+        With `listener`, only if that one is still the stream's: a client that leaves must
+        not end the response of the client that resumed the stream after it.
+        """
+        if self._listener is not None and (listener is None or listener is self._listener):
             self._listener.put_nowait(_END)
             self._listener = None
 
