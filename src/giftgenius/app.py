@@ -7,6 +7,7 @@ it appears over MCP, so the same functions can be tested without a protocol in s
 from __future__ import annotations
 
 import time
+from importlib import resources
 from typing import Annotated, Any
 
 import orjson
@@ -16,7 +17,7 @@ from giftgenius.bulk import BulkInputError, analyze
 from giftgenius.catalog import Catalog, load_catalog
 from giftgenius.congrats import TONES, congrats_prompt
 from giftgenius.suggest import OCCASIONS, NoFit, suggest_gifts
-from herald import PromptResult, Server, ToolResult
+from herald import PromptResult, Server, ToolResult, ToolUI, Widget
 from herald.content import message, text
 from herald.server.jobs import JobContext, JobFailure
 
@@ -46,9 +47,29 @@ SUGGESTIONS_SCHEMA: dict[str, Any] = {
 }
 
 
-def build_server(catalog: Catalog | None = None) -> Server:
+def gifts_widget(domain: str | None = None) -> Widget:
+    """The one view of GiftGenius: gift cards, and a bulk job's progress and result.
+
+    The HTML is built from `widget/` in the repository (`make widget`) and shipped in the
+    package, so serving needs no Node. `domain` is where a deployment serves it from.
+    """
+    html = resources.files("giftgenius").joinpath("widget", "gifts.html").read_text(encoding="utf-8")
+    return Widget(
+        "gifts",
+        html,
+        title="GiftGenius",
+        description=(
+            "Shows gift suggestions as cards, and a bulk analysis as a live progress bar followed by "
+            "everyone's gifts. The model does not need to repeat what the widget shows."
+        ),
+        domain=domain,
+    )
+
+
+def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = None) -> Server:
     """The GiftGenius server over the packaged catalog (or the one given, for tests)."""
     gifts = catalog or load_catalog()
+    widget = gifts_widget(widget_domain)
     server = Server(
         "giftgenius",
         version="0.1.0",
@@ -70,6 +91,7 @@ def build_server(catalog: Catalog | None = None) -> Server:
             "idempotentHint": True,
             "openWorldHint": False,
         },
+        ui=ToolUI(widget, invoking="Finding gifts…", invoked="Found gift ideas"),
     )
     def suggest(
         occasion: Annotated[str, Field(description="The occasion, e.g. birthday, wedding, retirement")],
@@ -146,6 +168,7 @@ def build_server(catalog: Catalog | None = None) -> Server:
             "it with get_job_status. The result is a JSON resource with one suggestion list per person, "
             "plus a CSV export."
         ),
+        ui=ToolUI(widget, invoking="Starting the bulk analysis…", invoked="Bulk analysis started"),
     )
     async def start_bulk_gift_analysis(
         ctx: JobContext,

@@ -50,6 +50,13 @@ def serve(
         ),
     ] = None,
     session_ttl: Annotated[float, typer.Option(help="Close HTTP sessions idle this many seconds.")] = 1800.0,
+    widget_domain: Annotated[
+        str | None,
+        typer.Option(
+            help="The origin hosts should give the widget's frame, e.g. https://gifts.example.com "
+            "(ChatGPT asks for one when an app is submitted)."
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -57,7 +64,7 @@ def serve(
     from herald.stores.location import open_stores
 
     log, jobs, where = open_stores(store, app_name="giftgenius")
-    server = build_server()
+    server = build_server(widget_domain=widget_domain)
     server.use_job_store(jobs)
     if stdio:
         from herald.transports.stdio import run_stdio

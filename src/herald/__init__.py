@@ -4,6 +4,7 @@ from herald.content import PromptResult, ToolResult
 from herald.protocol.errors import HeraldError, ProgressError, ProtocolError, ToolError
 from herald.server.app import Server
 from herald.server.context import Context
+from herald.server.widgets import ToolUI, Widget, WidgetCSP
 
 __all__ = [
     "Context",
@@ -14,4 +15,7 @@ __all__ = [
     "Server",
     "ToolError",
     "ToolResult",
+    "ToolUI",
+    "Widget",
+    "WidgetCSP",
 ]

@@ -61,7 +61,7 @@ async def test_bad_arguments_are_tool_errors_on_recent_versions(client: InMemory
 
 async def test_catalog_resource(client: InMemoryClient) -> None:
     listed = await client.request("resources/list")
-    assert listed["resources"][0]["name"] == "gift_catalog"
+    assert [entry["name"] for entry in listed["resources"]] == ["gifts", "gift_catalog", "job_event_schemas"]
     read = await client.request("resources/read", {"uri": CATALOG_URI})
     content = read["contents"][0]
     assert content["mimeType"] == "application/json"

@@ -67,6 +67,18 @@ def check_origin(headers: Mapping[str, str], allowed_hosts: frozenset[str]) -> N
         raise HTTPError(403, f"Forbidden: Origin {origin!r} is not allowed to reach this server")
 
 
+def cors_origin_pattern(allowed_hosts: frozenset[str]) -> str:
+    """The origins whose pages may read this server's answers: those of the allowed hosts.
+
+    Browser-based hosts (the Inspector, web MCP Apps hosts) call the endpoint from a page
+    of their own, so the answers need CORS headers; the set is the one `check_origin`
+    admits, on any port and scheme, so the two rules cannot drift apart.
+    """
+    names = sorted(host if host.startswith("[") or ":" not in host else f"[{host}]" for host in allowed_hosts)
+    alternatives = "|".join(re.escape(name) for name in dict.fromkeys(names))
+    return rf"https?://({alternatives})(:\d+)?"
+
+
 def _hostname(netloc: str) -> str:
     if netloc.startswith("["):
         return netloc[: netloc.find("]") + 1] if "]" in netloc else netloc

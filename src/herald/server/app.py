@@ -28,6 +28,7 @@ from herald.server.jobs import (
     JobRunner,
     install_job_support,
     job_tool,
+    open_job_tools_to_widgets,
 )
 from herald.server.registry import (
     Completer,
@@ -41,6 +42,7 @@ from herald.server.registry import (
 )
 from herald.server.signature import output_schema_of, read_signature
 from herald.server.tasks import TASKS_EXTENSION, TaskManager
+from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
 from herald.stores.jobstore import JobStore
 from herald.stores.memory import MemoryJobStore
 
@@ -196,17 +198,21 @@ class Server:
         title: str | None = None,
         annotations: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
+        ui: Widget | ToolUI | None = None,
     ) -> Callable[[F], F]:
         """Register an async function as a job: a tool that answers at once with a job id.
 
         The function may take a `JobContext` parameter; it returns JSON data (stored as the
         job's result) or calls `ctx.complete(...)` with a result it saved itself, and fails
-        the job by raising `JobFailure`.
+        the job by raising `JobFailure`. With `ui`, the widget that renders the job's start
+        may also poll, cancel and fetch the result: the job tools are opened to it.
         """
 
         def register(target: F) -> F:
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
+            if ui is not None:
+                open_job_tools_to_widgets(self)
             self.registry.add_tool(
                 job_tool(
                     self,
@@ -215,7 +221,7 @@ class Server:
                     description=description or _doc(target) or (name or target.__name__),
                     title=title,
                     annotations=annotations,
-                    meta=meta,
+                    meta=self._with_ui(meta, ui),
                 )
             )
             if self._job_store is None:
@@ -223,6 +229,41 @@ class Server:
             return target
 
         return register
+
+    # -- widgets ---------------------------------------------------------------------------
+
+    def widget(self, widget: Widget) -> str:
+        """Serve `widget` as a `ui://` resource (once, however many tools use it); returns its URI."""
+        uri = widget.uri(self.name)
+        if uri not in self.registry.resources:
+            meta = widget.content_meta()
+            content = {"uri": uri, "mimeType": UI_MIME_TYPE, "text": widget.html, "_meta": meta}
+
+            def document() -> list[dict[str, Any]]:
+                return [content]
+
+            self.registry.families[widget.family(self.name)] = uri
+            self.registry.add_resource(
+                ResourceSpec(
+                    uri=uri,
+                    name=widget.name,
+                    function=document,
+                    context_parameter=None,
+                    description=widget.description,
+                    mime_type=UI_MIME_TYPE,
+                    title=widget.title,
+                    meta=meta,
+                )
+            )
+        return uri
+
+    def _with_ui(self, meta: dict[str, Any] | None, ui: Widget | ToolUI | None) -> dict[str, Any] | None:
+        if ui is None:
+            return meta
+        binding = ToolUI(ui) if isinstance(ui, Widget) else ui
+        if binding.widget is not None:
+            self.widget(binding.widget)
+        return merge_meta(meta, binding.tool_meta(self.name))
 
     # -- registration ----------------------------------------------------------------------
 
@@ -243,6 +284,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         task_support: str | None = None,
         task_preflight: Callable[..., Any] | None = None,
+        ui: Widget | ToolUI | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -259,13 +301,15 @@ class Server:
         meta: dict[str, Any] | None = None,
         task_support: str | None = None,
         task_preflight: Callable[..., Any] | None = None,
+        ui: Widget | ToolUI | None = None,
     ) -> Any:
         """Register a tool. Arguments and output schemas come from type hints unless given.
 
         `task_support` ("optional" or "required") lets clients run the tool as an MCP task;
         `task_preflight(ctx)` runs before such a task is created and may ask the client for
         input (a 2026-07-28 multi-round request); what it returns reaches the tool as
-        `ctx.preflight`.
+        `ctx.preflight`. `ui` renders the tool's results in a widget, or says who may call
+        it (see `ToolUI`); both hosts' metadata is written from it.
         """
 
         def register(target: F) -> F:
@@ -285,7 +329,7 @@ class Server:
                     title=title,
                     annotations=annotations,
                     icons=icons,
-                    meta=meta,
+                    meta=self._with_ui(meta, ui),
                     task_support=task_support,
                     task_preflight=task_preflight,
                 )

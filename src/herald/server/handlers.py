@@ -176,7 +176,7 @@ async def list_resource_templates(server: Server, scope: RequestScope) -> dict[s
 
 async def read_resource(server: Server, scope: RequestScope) -> dict[str, Any]:
     uri: str = scope.params["uri"]
-    spec = server.registry.resources.get(uri)
+    spec = server.registry.find_resource(uri)
     if spec is not None:
         values: dict[str, Any] = {}
         function, context_parameter, mime_type = spec.function, spec.context_parameter, spec.mime_type
@@ -197,7 +197,10 @@ async def read_resource(server: Server, scope: RequestScope) -> dict[str, Any]:
         value = await call(function, values)
     except LookupError:
         raise ResourceNotFound(uri) from None
-    return {"contents": resource_contents(uri, mime_type, value)}
+    contents = resource_contents(uri, mime_type, value)
+    if spec is not None and spec.uri != uri:  # an older version of a widget: answered as asked
+        contents = [{**item, "uri": uri} if item.get("uri") == spec.uri else item for item in contents]
+    return {"contents": contents}
 
 
 async def subscribe(server: Server, scope: RequestScope) -> dict[str, Any]:

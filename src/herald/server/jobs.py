@@ -11,6 +11,8 @@ before anyone sees them. Alongside the job tools the server offers `get_job_stat
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
@@ -28,6 +30,7 @@ from herald.protocol.errors import InvalidParams
 from herald.server.context import Context
 from herald.server.registry import ToolSpec
 from herald.server.signature import read_signature
+from herald.server.widgets import ToolUI, app_only, merge_meta
 
 if TYPE_CHECKING:
     from herald.server.app import Server
@@ -306,8 +309,6 @@ def install_job_support(server: Server) -> None:
         uri = RESULT_TEMPLATE.format(job_id=job_id, name=name)
         if mime_type.startswith("text/") or mime_type == "application/json":
             return [{"uri": uri, "mimeType": mime_type, "text": data.decode()}]
-        import base64
-
         return [{"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(data).decode()}]
 
     @server.resource(
@@ -318,3 +319,50 @@ def install_job_support(server: Server) -> None:
     )
     def job_event_schemas() -> dict[str, Any]:
         return all_schemas()
+
+
+#: The tools a job's widget calls; the first two serve the model too.
+WIDGET_JOB_TOOLS = ("get_job_status", "cancel_job")
+
+
+def open_job_tools_to_widgets(server: Server) -> None:
+    """Let widgets follow jobs: mark the job tools callable by them, and add `get_job_result`.
+
+    Widgets poll because they cannot hold a stream. ChatGPT's `window.openai` bridge cannot
+    read resources either, so the result document is also offered as a tool that only
+    widgets see (MCP Apps hosts read the result resource instead).
+    """
+    if "get_job_result" in server.registry.tools:
+        return
+    for name in WIDGET_JOB_TOOLS:
+        spec = server.registry.tools[name]
+        opened = dataclasses.replace(spec, meta=merge_meta(spec.meta, ToolUI().tool_meta(server.name)))
+        server.registry.add_tool(opened)
+
+    @server.tool(
+        name="get_job_result",
+        ui=app_only(),
+        annotations={"readOnlyHint": True, "idempotentHint": True},
+    )
+    async def get_job_result(
+        job_id: Annotated[str, Field(alias="jobId", description="A completed job")],
+    ) -> ToolResult:
+        """The result document of a completed job, as structured content (for widgets)."""
+        service = server.job_service()
+        try:
+            job = await service.get(job_id)
+        except UnknownJob:
+            raise InvalidParams(f"Unknown job: {job_id!r}") from None
+        if job.status != "completed" or not job.result_uri:
+            return ToolResult(
+                [text(f"Job {job_id} is {job.status}; it has a result only once it has completed.")],
+                is_error=True,
+            )
+        name = job.result_uri.rsplit("/", 1)[-1]
+        found = await service.store.get_result(job_id, name)
+        if found is None or found[0] != "application/json":
+            return ToolResult([text(f"Job {job_id} has no JSON result to show.")], is_error=True)
+        document = orjson.loads(found[1])
+        if not isinstance(document, dict):
+            document = {"result": document}
+        return ToolResult([text(job.summary or f"The result of job {job_id}.")], structured=document)

@@ -156,6 +156,8 @@ class Registry:
         self.resources: dict[str, ResourceSpec] = {}
         self.templates: dict[str, ResourceTemplateSpec] = {}
         self.prompts: dict[str, PromptSpec] = {}
+        #: URI prefix -> the current URI, for resources whose older URIs stay readable (widgets).
+        self.families: dict[str, str] = {}
         self._listeners: Listeners[[ListKind]] = Listeners()
 
     def on_change(self, listener: Callable[[ListKind], None]) -> Callable[[], None]:
@@ -190,6 +192,14 @@ class Registry:
     def _discard(self, table: dict[str, Any], key: str, kind: ListKind) -> None:
         if table.pop(key, None) is not None:
             self._changed(kind)
+
+    def find_resource(self, uri: str) -> ResourceSpec | None:
+        """The resource at `uri`, or the current version of the family `uri` belongs to."""
+        spec = self.resources.get(uri)
+        if spec is None:
+            current = next((now for prefix, now in self.families.items() if uri.startswith(prefix)), None)
+            spec = self.resources.get(current) if current is not None else None
+        return spec
 
     def find_template(self, uri: str) -> tuple[ResourceTemplateSpec, dict[str, str]] | None:
         for template in self.templates.values():

@@ -7,8 +7,11 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
+from herald.protocol.http import cors_origin_pattern
 from herald.server.app import Server
 from herald.stores.eventlog import EventLog
 from herald.stores.memory import MemoryEventLog
@@ -40,8 +43,18 @@ def create_app(server: Server, config: HttpConfig | None = None, log: EventLog |
             await server.stop_jobs()
             await event_log.aclose()
 
+    cors = Middleware(
+        CORSMiddleware,
+        allow_origin_regex=cors_origin_pattern(config.allowed_hosts),
+        allow_methods=["GET", "POST", "DELETE"],
+        allow_headers=["*"],  # the 2026-07-28 era mirrors params in headers of its own (Mcp-Param-*)
+        expose_headers=["Mcp-Session-Id", "MCP-Protocol-Version"],
+        max_age=600,
+    )
     app = Starlette(
-        routes=[Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])], lifespan=lifespan
+        routes=[Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])],
+        middleware=[cors],
+        lifespan=lifespan,
     )
     app.state.sessions = sessions
     return app
