@@ -40,7 +40,11 @@ SUGGESTIONS_SCHEMA: dict[str, Any] = {
                 "required": ["name", "price", "category", "reason"],
                 "additionalProperties": False,
             },
-        }
+        },
+        "notice": {
+            "type": "string",
+            "description": "Why the list is empty: what the widget shows where no text reaches it.",
+        },
     },
     "required": ["gifts"],
     "additionalProperties": False,
@@ -104,7 +108,9 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
         """Suggest gifts from the catalog that fit the occasion, the budget and the recipient's interests."""
         outcome = suggest_gifts(gifts, occasion=occasion, budget=budget, recipient=recipient, count=count)
         if isinstance(outcome, NoFit):
-            return ToolResult([text(outcome.message())], is_error=True)
+            # The structured twin of the text: ChatGPT's window.openai hands a widget only this.
+            notice = {"gifts": [], "notice": outcome.message()}
+            return ToolResult([text(outcome.message())], structured=notice, is_error=True)
         return ToolResult([text(outcome.to_text())], structured=outcome.to_structured())
 
     @server.resource(

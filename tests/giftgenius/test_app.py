@@ -50,7 +50,8 @@ async def test_nothing_fits_is_a_business_error(client: InMemoryClient) -> None:
     assert result["isError"] is True
     cheapest = load_catalog().cheapest().price
     assert f"${cheapest:.2f}" in result["content"][0]["text"]
-    assert "structuredContent" not in result
+    # The same words, structured and within the outputSchema, for widgets that see no text.
+    assert result["structuredContent"] == {"gifts": [], "notice": result["content"][0]["text"]}
 
 
 async def test_bad_arguments_are_tool_errors_on_recent_versions(client: InMemoryClient) -> None:

@@ -17,6 +17,10 @@ export function routeToolResult(result) {
   if (result?.isError) {
     return { view: "error", message: resultText(result) || "The tool reported an error." };
   }
+  if (Array.isArray(data?.gifts) && data.gifts.length === 0 && typeof data.notice === "string" && data.notice) {
+    // Nothing fits: under window.openai no text reaches the view, so the notice says why.
+    return { view: "error", message: data.notice };
+  }
   if (Array.isArray(data?.gifts)) {
     return { view: "gifts", gifts: data.gifts.filter((gift) => typeof gift === "object" && gift !== null) };
   }

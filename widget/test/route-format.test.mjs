@@ -23,6 +23,12 @@ describe("routeToolResult", () => {
     assert.deepEqual(routeToolResult(result), { view: "error", message: "Nothing fits a $5 budget." });
   });
 
+  test("an empty list with a notice shows the notice, where only structuredContent arrives", () => {
+    const notice = "Nothing fits a $5 budget. The cheapest option is Socks at $6.00.";
+    const result = { content: [], structuredContent: { gifts: [], notice }, isError: false };
+    assert.deepEqual(routeToolResult(result), { view: "error", message: notice });
+  });
+
   test("anything else is an error view, never a crash", () => {
     assert.equal(routeToolResult({ content: [], isError: false }).view, "error");
     assert.equal(routeToolResult(undefined).view, "error");
