@@ -6,7 +6,7 @@ UV_VERSION := 0.13.8
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: run test install install-dev lint typecheck unit conformance bench
+.PHONY: run test install install-dev lint typecheck unit conformance bench widget widget-check browser-deps screenshots bench-widget
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -29,14 +29,45 @@ lint: install-dev
 typecheck: install-dev
 	$(VENV)/bin/mypy
 
-unit: install-dev
+# The widget: sources in widget/, built into the package (committed, so `make run` needs no Node).
+WIDGET_DEPS := widget/node_modules/.package-lock.json
+HOST_DEPS := tests/widget/host/node_modules/.package-lock.json
+
+$(WIDGET_DEPS): widget/package-lock.json
+	npm ci --prefix widget --no-audit --no-fund --loglevel=error
+
+$(HOST_DEPS): tests/widget/host/package-lock.json
+	npm ci --prefix tests/widget/host --no-audit --no-fund --loglevel=error
+
+widget: $(WIDGET_DEPS)
+	node widget/build.mjs
+
+# Its unit tests (node's runner), and a check that the shipped file is a build of the sources.
+widget-check: $(WIDGET_DEPS)
+	node --test widget/test/
+	node widget/build.mjs --check
+
+# The browser tests: Debian's chromium and the test host, bundled from the official AppBridge and client.
+browser-deps: $(HOST_DEPS)
+	scripts/ensure-chromium
+	tests/widget/host/node_modules/.bin/tsc -p tests/widget/host
+	node tests/widget/host/build.mjs
+
+unit: install-dev browser-deps
 	$(VENV)/bin/pytest
+
+screenshots: install-dev browser-deps
+	$(VENV)/bin/python tests/widget/screenshots.py
+
+# The widget's size, and the time from tool-result to the cards being drawn (median of 20).
+bench-widget: install-dev browser-deps
+	$(VENV)/bin/python tests/widget/bench_render.py
 
 # The official MCP conformance suites against examples/everything (needs Node and ../shared).
 conformance: install-dev
 	$(VENV)/bin/python scripts/conformance.py
 
-test: lint typecheck unit conformance
+test: lint typecheck widget-check unit conformance
 
 bench: install-dev
 	$(VENV)/bin/python bench/compare.py

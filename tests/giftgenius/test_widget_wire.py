@@ -172,4 +172,3 @@ def _initialize() -> bytes:
         "clientInfo": {"name": "page", "version": "1"},
     }
     return orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
-
