@@ -267,6 +267,29 @@ async def test_read_catalog(giftgenius_url: str, era: str) -> None:
     assert len({item["name"] for item in items}) == len(items)
 
 
+async def test_widget_metadata_and_document(giftgenius_url: str, era: str) -> None:
+    """What an MCP Apps host built on the SDK reads: the tool's resourceUri, then the document."""
+    async with asyncio.timeout(TIMEOUT_SECONDS), connect(giftgenius_url, era) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        suggest_meta = tools["suggest_gifts"].meta or {}
+        uri = suggest_meta["ui"]["resourceUri"]
+        read = await client.read_resource(uri)
+        nothing_fits = await client.call_tool(
+            "suggest_gifts", {"occasion": "birthday", "budget": 1, "recipient": RECIPIENT}
+        )
+    assert uri.startswith("ui://giftgenius/")
+    assert suggest_meta["openai/outputTemplate"] == uri
+    assert (tools["get_job_result"].meta or {})["ui"]["visibility"] == ["app"]
+    part = read.contents[0]
+    assert isinstance(part, TextResourceContents), part
+    assert part.mime_type == "text/html;profile=mcp-app"
+    assert part.text.lstrip().lower().startswith("<!doctype html>")
+    assert (part.meta or {})["ui"]["csp"] == {"connectDomains": [], "resourceDomains": []}
+    # A business error whose structured twin the SDK checks against the tool's outputSchema.
+    assert nothing_fits.is_error
+    assert nothing_fits.structured_content == {"gifts": [], "notice": only_text(nothing_fits.content)}
+
+
 async def test_get_prompt(giftgenius_url: str, era: str) -> None:
     name = "Marguerite"
     async with asyncio.timeout(TIMEOUT_SECONDS), connect(giftgenius_url, era) as client:

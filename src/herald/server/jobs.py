@@ -242,6 +242,14 @@ def job_tool(
     )
 
 
+async def known_job(service: JobService, job_id: str) -> JobRecord:
+    """The job a tool was asked about; an unknown id is the caller's mistake (-32602)."""
+    try:
+        return await service.get(job_id)
+    except UnknownJob:
+        raise InvalidParams(f"Unknown job: {job_id!r}") from None
+
+
 def install_job_support(server: Server) -> None:
     """The tools and resources every server with jobs offers."""
 
@@ -256,10 +264,7 @@ def install_job_support(server: Server) -> None:
     ) -> ToolResult:
         """The status of a job and its events since `cursor` (all of them without one), oldest first."""
         service = server.job_service()
-        try:
-            job = await service.get(job_id)
-        except UnknownJob:
-            raise InvalidParams(f"Unknown job: {job_id!r}") from None
+        job = await known_job(service, job_id)
         listing = f"job-events:{job_id}"
         after = decode_cursor(listing, cursor) if cursor else 0
         events = await service.store.events_after(job_id, after)
@@ -288,10 +293,7 @@ def install_job_support(server: Server) -> None:
     ) -> str:
         """Cancel a pending or running job. Cancelling a finished job changes nothing."""
         service = server.job_service()
-        try:
-            job = await service.get(job_id)
-        except UnknownJob:
-            raise InvalidParams(f"Unknown job: {job_id!r}") from None
+        job = await known_job(service, job_id)
         if job.terminal:
             return f"Job {job_id} has already ended: {job.status}."
         if not server.job_runner().cancel(job_id):
@@ -349,10 +351,7 @@ def open_job_tools_to_widgets(server: Server) -> None:
     ) -> ToolResult:
         """The result document of a completed job, as structured content (for widgets)."""
         service = server.job_service()
-        try:
-            job = await service.get(job_id)
-        except UnknownJob:
-            raise InvalidParams(f"Unknown job: {job_id!r}") from None
+        job = await known_job(service, job_id)
         if job.status != "completed" or not job.result_uri:
             return ToolResult(
                 [text(f"Job {job_id} is {job.status}; it has a result only once it has completed.")],
