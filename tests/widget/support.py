@@ -75,6 +75,7 @@ class GiftServer:
 
     port: int
     process: subprocess.Popen[bytes]
+    store: Path
 
     @property
     def url(self) -> str:
@@ -116,9 +117,14 @@ class GiftServer:
 
 
 @contextlib.contextmanager
-def gift_server(store_dir: Path) -> Iterator[GiftServer]:
-    """Start the server; at the end kill it and wait for it, whatever happened."""
-    port = free_port()
+def gift_server(store_dir: Path, *, port: int | None = None) -> Iterator[GiftServer]:
+    """Start the server; at the end kill it and wait for it, whatever happened.
+
+    Its store is `store_dir/jobs.db`: a server started again with the same `store_dir` and
+    `port` is the same server after a restart (at start-up it fails the jobs left unfinished).
+    """
+    port = free_port() if port is None else port
+    store = (store_dir / "jobs.db").resolve()
     command = [
         sys.executable,
         "-m",
@@ -127,7 +133,7 @@ def gift_server(store_dir: Path) -> Iterator[GiftServer]:
         "--port",
         str(port),
         "--store",
-        f"sqlite:///{(store_dir / 'jobs.db').resolve()}",
+        f"sqlite:///{store}",
         "--max-message-bytes",
         str(MAX_MESSAGE_BYTES),
         "--quiet",
@@ -135,7 +141,7 @@ def gift_server(store_dir: Path) -> Iterator[GiftServer]:
     process = subprocess.Popen(command, cwd=REPO)
     try:
         wait_until_listening(port, process)
-        yield GiftServer(port, process)
+        yield GiftServer(port, process, store)
     finally:
         process.kill()
         process.wait(timeout=10)

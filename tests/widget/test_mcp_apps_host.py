@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from tests.widget.support import Console, HostPage, StaticServer, employees_csv,
 
 SUGGEST = {"occasion": "birthday", "budget": 60, "recipient": "loves cooking, coffee and hiking", "count": 5}
 BULK_PEOPLE = 2_000
-#: Big enough that the job is still running when Cancel is clicked (~10,000 rows take 0.5 s).
+#: Big enough that the job is still running when Cancel is clicked (100,000 rows take ~10 s).
 CANCEL_PEOPLE = 100_000
+#: Long enough to outlast several 500 ms poll intervals after a teardown (about 4 s).
+TEARDOWN_PEOPLE = 40_000
 TERMINAL = ("completed", "failed", "cancelled")
 
 
@@ -214,23 +217,91 @@ def test_failed_job_shows_the_error_and_its_hint(host: HostPage) -> None:
     assert_clean(host)
 
 
-def test_lost_server_is_said_while_a_job_runs(
+def polls(host: HostPage) -> list[dict[str, Any]]:
+    """The view's `get_job_status` calls as the host recorded them, in order."""
+    return [call for call in host.calls() if call.get("name") == "get_job_status"]
+
+
+def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_returns(
     page: Page, console: Console, static: StaticServer, tmp_path: Path
 ) -> None:
-    """The server goes away mid-job (its own, so the others keep theirs): the view says so."""
-    with gift_server(tmp_path) as doomed:
-        host = HostPage(page, console, static, doomed)
-        start_job(host, employees_csv(CANCEL_PEOPLE))
+    """The server dies mid-job (its own, so the others keep theirs) and comes back.
+
+    Same port, same SQLite store: at start-up it fails the job the dead process left
+    unfinished (`interrupted`). The view says the server is unreachable and backs off; the
+    host, like a chat host, opens a new session once the server answers 404 for the old one;
+    the view polls on from the cursor it had and shows the failure, and the bar never went back.
+    """
+    with gift_server(tmp_path) as first:
+        host = HostPage(page, console, static, first)
+        job_id, _ = start_job(host, employees_csv(CANCEL_PEOPLE))
         job = host.frame.locator("section.job")
         expect(job).to_have_attribute("data-status", "running")
         connection = job.locator(".connection")
         expect(connection).to_be_empty()
-        doomed.process.kill()
-        doomed.process.wait(timeout=10)
-        expect(connection).not_to_be_empty()
+        bar = job.locator("[role=progressbar]")
+        expect(bar).not_to_have_attribute("aria-valuenow", "0")  # so that a bar going back would show
+        first.process.kill()
+        first.process.wait(timeout=10)
+        shown = float(bar.get_attribute("aria-valuenow") or "nan")
+
+        expect(connection).to_have_text(re.compile(r"^Server unreachable — retrying in \d+ s$"))
+        # Two failed polls in a row: the view keeps trying, and the job is still running to it.
+        host.page.wait_for_function(
+            "() => testHost.calls.filter((c) => c.name === 'get_job_status' && c.error).length >= 2"
+        )
         expect(job).to_have_attribute("data-status", "running")
-    assert non_decreasing(host.valuenow_history())
-    assert host.violations() == []
+
+        with gift_server(tmp_path, port=first.port) as second:
+            assert second.store == first.store
+            expect(job).to_have_attribute("data-status", "failed")
+            expect(connection).to_be_empty()
+            ending = second.job_status(job_id)
+
+    assert ending["status"] == "failed"
+    error = ending["error"]
+    assert error["code"] == "interrupted"
+    last = ending["events"][-1]
+    assert (last["type"], last["error"]) == ("job.failed", error), "the restart appended job.failed"
+    expect(job.locator(".job-error")).to_be_visible()
+    expect(job.locator(".job-error .error-message")).to_have_text(error["message"])
+    expect(job.locator(".job-error .error-hint")).to_have_text(error["hint"])
+
+    calls = polls(host)
+    first_failure = next(i for i, call in enumerate(calls) if "error" in call)
+    recovered = next(i for i, call in enumerate(calls) if i > first_failure and call["ok"])
+    before, outage, after = calls[:first_failure], calls[first_failure:recovered], calls[recovered]
+    assert before
+    assert all(call["ok"] for call in before)
+    assert len(outage) >= 2
+    assert all("error" in call for call in outage)
+    # From the first failure to the recovery, every poll asks from the cursor the last answer gave.
+    cursor = before[-1]["nextCursor"]
+    assert cursor
+    assert [call["arguments"].get("cursor") for call in [*outage, after]] == [cursor] * (len(outage) + 1)
+    # With backoff: 1 s, 2 s, 4 s, … between one attempt and the next.
+    starts = [call["at"] for call in [*outage, after]]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    assert all(gap >= 0.95 * 1000 * 2**k for k, gap in enumerate(gaps)), f"no backoff: {gaps} ms"
+
+    # The host found no server while it was down, then one that no longer knew the session:
+    # it opened a new one once, and the poll that came back was retried on it.
+    reconnects = host.host("() => testHost.reconnects")
+    assert len(reconnects) == 1, reconnects
+    # 404 for the old session; only if the server came up between a refused poll and the
+    # host's attempt to reconnect (a few ms) was the refusal the reason.
+    assert reconnects[0]["httpStatus"] == 404 or reconnects[0]["reason"] == "Failed to fetch", reconnects
+    assert reconnects[0]["from"] == before[-1]["sessionId"]
+    assert reconnects[0]["to"] not in (None, reconnects[0]["from"])
+    assert after["lostConnection"]
+    assert after["sessionId"] == reconnects[0]["to"]
+    assert len(host.host("() => testHost.reconnectFailures")) >= len(outage)
+    assert all(call["sessionId"] == reconnects[0]["to"] for call in calls[recovered:])
+
+    history = host.valuenow_history()
+    assert non_decreasing(history), f"the bar went back: {history}"
+    assert 0 < shown <= history[-1] < 100
+    assert_clean(host)
 
 
 def test_chaos_host_repeating_and_stale_events_change_nothing(host: HostPage) -> None:
@@ -287,14 +358,25 @@ def test_host_refuses_app_calls_to_tools_without_app_visibility(host: HostPage) 
     )
 
 
+#: `--color-text-primary` as the test host sets it per theme (host.ts `styleVariables`).
+HOST_TEXT_COLOR = {"dark": "rgb(245, 245, 245)", "light": "rgb(28, 25, 23)"}
+
+
 @pytest.mark.parametrize("first", ["dark", "light"])
 def test_theme_follows_the_host(host: HostPage, first: str) -> None:
     host.run("suggest_gifts", SUGGEST, theme=first)  # type: ignore[arg-type]
     root = host.frame.locator("html")
     expect(root).to_have_attribute("data-theme", first)
     other = "light" if first == "dark" else "dark"
+    # The host's style variables win over the widget's own defaults.
+    host.frame.wait_for_function(
+        "(want) => getComputedStyle(document.body).color === want", arg=HOST_TEXT_COLOR[first]
+    )
     host.host("(theme) => testHost.setTheme(theme)", other)
     expect(root).to_have_attribute("data-theme", other)
+    host.frame.wait_for_function(
+        "(want) => getComputedStyle(document.body).color === want", arg=HOST_TEXT_COLOR[other]
+    )
     assert_clean(host)
 
 
@@ -302,5 +384,55 @@ def test_teardown_is_answered(host: HostPage) -> None:
     host.run("suggest_gifts", SUGGEST)
     expect(host.frame.locator("li.gift-card").first).to_be_visible()
     assert_clean(host)
-    host.host("() => testHost.teardown()")
+    assert host.host("() => testHost.teardown()") == {}
     assert host.host("() => testHost.status") == "torn-down"
+
+
+def test_teardown_stops_polling(host: HostPage) -> None:
+    """After answering teardown the view asks nothing more, though its job runs on and it could.
+
+    The host keeps the view, the bridge and the session after the answer (`removeView: false`),
+    so a poll would still be relayed and recorded: the silence is the view's own doing.
+    """
+    job_id, _ = start_job(host, employees_csv(TEARDOWN_PEOPLE))
+    host.page.wait_for_function(
+        "() => testHost.calls.filter((c) => c.name === 'get_job_status' && c.ok).length >= 2"
+    )
+    job = host.frame.locator("section.job")
+    assert job.get_attribute("data-status") == "running", "the job ended before the teardown"
+
+    assert host.host("() => testHost.teardown({removeView: false})") == {}, "the view answers {}"
+    torn_down_at = time.monotonic()
+    answered_at = host.host("() => testHost.teardownAnsweredAt")
+    polled = len(polls(host))
+    assert host.server.job_status(job_id)["status"] == "running", "so the view had reason to poll on"
+
+    # The job runs to its end; a view still polling every 500 ms would have asked meanwhile.
+    deadline = torn_down_at + 30
+    while (status := host.server.job_status(job_id)["status"]) not in TERMINAL:
+        assert time.monotonic() < deadline, "the job did not end"
+        time.sleep(0.2)
+    assert status == "completed"
+    quiet_for = time.monotonic() - torn_down_at
+    assert quiet_for > 1.5, f"too short a wait to tell ({quiet_for:.1f} s)"
+    assert len(polls(host)) == polled
+    assert [call for call in host.calls() if call["at"] > answered_at] == []
+    # What it shows is frozen where it was: the view takes no further change.
+    assert job.get_attribute("data-status") == "running"
+
+    # The channel was open all along: a hand-made poll from the view's document is relayed.
+    probe = host.frame.evaluate(
+        """(jobId) => new Promise((resolve) => {
+          addEventListener('message', function listen(event) {
+            if (event.data?.id !== 'teardown-probe') return;
+            removeEventListener('message', listen);
+            resolve(event.data);
+          });
+          parent.postMessage({jsonrpc: '2.0', id: 'teardown-probe', method: 'tools/call',
+                              params: {name: 'get_job_status', arguments: {jobId}}}, '*');
+        })""",
+        job_id,
+    )
+    assert probe["result"]["structuredContent"]["status"] == "completed"
+    assert len(polls(host)) == polled + 1
+    assert_clean(host)

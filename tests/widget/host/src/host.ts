@@ -20,15 +20,25 @@
  * again, and once a terminal event has been seen, a stale `job.progress` (lower
  * percentage) and a `job.started`, under sequence numbers already used and past the end;
  * the tool-result notification is sent twice. A correct view shows none of it.
+ *
+ * Like a chat host, it outlives its server's sessions: when a request fails because the
+ * server no longer knows the session (HTTP 404 for its `Mcp-Session-Id`, as after a restart)
+ * or cannot be reached, the host connects anew (a new Client and transport, `initialize`) and
+ * retries the request once on the new session; if that fails too (the server is still
+ * down), the request fails and the view's own backoff takes over. `reconnects` lists the
+ * new sessions, `reconnectFailures` the attempts that found no server.
  */
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 import type { McpUiHostCapabilities, McpUiHostContext, McpUiStyles } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import {
   abridge,
   buildCsp,
   connect,
+  connectionLost,
   describe,
+  httpStatusOf,
   injectCsp,
   readUiResource,
   resourceUriOf,
@@ -64,6 +74,21 @@ export interface CallRecord {
   ok: boolean;
   isError?: boolean;
   error?: string;
+  /** The answer's `structuredContent.nextCursor`, when it has one (a job status, a page). */
+  nextCursor?: string;
+  /** The first attempt lost its connection; this is why, and the call was retried on a new session. */
+  lostConnection?: string;
+  /** The session that answered (or last failed). */
+  sessionId?: string;
+  at: number;
+}
+
+export interface Reconnect {
+  /** Why: the error of the request that found its connection gone, and its HTTP status if any. */
+  reason: string;
+  httpStatus: number | undefined;
+  from: string | undefined;
+  to: string | undefined;
   at: number;
 }
 
@@ -109,6 +134,12 @@ class TestHost {
   sizes: { width?: number; height?: number }[] = [];
   /** What chaos mode added to the answers it relayed. */
   injected: { duplicates: number; replays: number; stale: JobEvent[] } = { duplicates: 0, replays: 0, stale: [] };
+  /** New sessions the host opened after losing one; `reconnectFailures`, attempts that found no server. */
+  reconnects: Reconnect[] = [];
+  reconnectFailures: { reason: string; error: string; at: number }[] = [];
+  /** The view's answer to `ui/resource-teardown`, once it came, and when. */
+  teardownAnswer: Record<string, unknown> | null = null;
+  teardownAnsweredAt: number | null = null;
   status: "idle" | "running" | "ready" | "error" | "torn-down" = "idle";
   error: string | null = null;
   initialized = false;
@@ -116,6 +147,8 @@ class TestHost {
   toolResult: CallToolResult | null = null;
 
   private connection: Connection | null = null;
+  private serverUrl = "";
+  private reconnecting: Promise<Connection> | null = null;
   private bridge: AppBridge | null = null;
   private iframe: HTMLIFrameElement | null = null;
   private context: McpUiHostContext = {};
@@ -147,6 +180,7 @@ class TestHost {
     const theme: Theme = options.theme ?? "light";
     const args = options.arguments ?? {};
     this.chaos = options.chaos ?? false;
+    this.serverUrl = options.server;
     this.connection = await connect(options.server, HOST_INFO.name);
     const { client, tools } = this.connection;
 
@@ -205,7 +239,7 @@ class TestHost {
       const record: CallRecord = { source: "app", method: "resources/read", uri: params.uri, ok: false, at: now() };
       this.calls.push(record);
       try {
-        const result = await client.readResource({ uri: params.uri });
+        const result = await this.onServer(record, (current) => current.readResource({ uri: params.uri }));
         record.ok = true;
         return result;
       } catch (error) {
@@ -279,9 +313,13 @@ class TestHost {
     const record: CallRecord = { source, method: "tools/call", name, arguments: abridge(args), ok: false, at: now() };
     this.calls.push(record);
     try {
-      const result = (await this.connection!.client.callTool({ name, arguments: args })) as CallToolResult;
+      const result = (await this.onServer(record, (client) =>
+        client.callTool({ name, arguments: args }),
+      )) as CallToolResult;
       record.ok = true;
       record.isError = result.isError === true;
+      const cursor = (result.structuredContent as { nextCursor?: unknown } | undefined)?.nextCursor;
+      if (typeof cursor === "string") record.nextCursor = cursor;
       return result;
     } catch (error) {
       record.error = describe(error);
@@ -289,6 +327,46 @@ class TestHost {
       // The model's own call failed at the protocol level: the view still gets a result to show.
       return { content: [{ type: "text", text: record.error }], isError: true } as CallToolResult;
     }
+  }
+
+  /**
+   * One request on the current session; if its connection is gone, a new session and one retry.
+   * While the server is down the reconnection fails too, and so does the request.
+   */
+  private async onServer<T>(record: CallRecord, request: (client: Client) => Promise<T>): Promise<T> {
+    const used = this.connection!;
+    record.sessionId = used.sessionId;
+    try {
+      return await request(used.client);
+    } catch (error) {
+      if (!connectionLost(error) || this.status === "torn-down") throw error;
+      record.lostConnection = describe(error);
+      const fresh = await this.reconnect(used, error);
+      record.sessionId = fresh.sessionId;
+      return await request(fresh.client);
+    }
+  }
+
+  /** A new connection in place of `lost`, shared by every request that lost it at the same time. */
+  private reconnect(lost: Connection, cause: unknown): Promise<Connection> {
+    const reason = describe(cause);
+    if (this.connection !== lost) return Promise.resolve(this.connection!); // another request reconnected
+    this.reconnecting ??= (async () => {
+      try {
+        const fresh = await connect(this.serverUrl, HOST_INFO.name);
+        this.connection = fresh;
+        const httpStatus = httpStatusOf(cause);
+        this.reconnects.push({ reason, httpStatus, from: lost.sessionId, to: fresh.sessionId, at: now() });
+        void lost.close().catch(() => {});
+        return fresh;
+      } catch (error) {
+        this.reconnectFailures.push({ reason, error: describe(error), at: now() });
+        throw error;
+      } finally {
+        this.reconnecting = null;
+      }
+    })();
+    return this.reconnecting;
   }
 
   private scramble(result: CallToolResult): CallToolResult {
@@ -332,13 +410,23 @@ class TestHost {
     this.bridge.setHostContext(this.context);
   }
 
-  /** `ui/resource-teardown`, then remove the iframe, as a host does when the view goes away. */
-  async teardown(): Promise<void> {
-    if (this.bridge !== null && this.initialized) await this.bridge.teardownResource({});
-    await this.bridge?.close();
-    this.iframe?.remove();
-    await this.connection?.close();
-    this.status = "torn-down";
+  /**
+   * `ui/resource-teardown`, then remove the iframe, as a host does when the view goes away;
+   * returns the view's answer. With `removeView: false` the view, the bridge and the server
+   * connection stay, as in a host that unmounts later: whatever the view still asks is relayed.
+   */
+  async teardown(options: { removeView?: boolean } = {}): Promise<Record<string, unknown> | null> {
+    if (this.bridge !== null && this.initialized) {
+      this.teardownAnswer = await this.bridge.teardownResource({});
+      this.teardownAnsweredAt = now();
+    }
+    if (options.removeView ?? true) {
+      await this.bridge?.close();
+      this.iframe?.remove();
+      await this.connection?.close();
+      this.status = "torn-down";
+    }
+    return this.teardownAnswer;
   }
 }
 

@@ -4,7 +4,7 @@
  * a host applies to a widget's tool calls, and the Content-Security-Policy a host builds
  * from a UI resource's declared domains.
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, SdkHttpError, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { CallToolResult, ReadResourceResult, Tool } from "@modelcontextprotocol/client";
 
 export type { CallToolResult, ReadResourceResult, Tool };
@@ -16,6 +16,8 @@ export const UI_EXTENSION = "io.modelcontextprotocol/ui";
 export interface Connection {
   client: Client;
   tools: Map<string, Tool>;
+  /** The `Mcp-Session-Id` the server gave at `initialize` (none in a sessionless era). */
+  readonly sessionId: string | undefined;
   close(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function connect(serverUrl: string, clientName: string): Promise<Co
   try {
     await client.connect(transport);
   } catch (error) {
+    await client.close().catch(() => {});
     throw new Error(
       `could not connect to the MCP server at ${serverUrl} from this page ` +
         `(is it running, and does it answer cross-origin requests with CORS headers?): ${describe(error)}`,
@@ -42,7 +45,29 @@ export async function connect(serverUrl: string, clientName: string): Promise<Co
     for (const tool of page.tools) tools.set(tool.name, tool);
     cursor = page.nextCursor;
   } while (cursor);
-  return { client, tools, close: () => client.close() };
+  return {
+    client,
+    tools,
+    get sessionId() {
+      return transport.sessionId;
+    },
+    close: () => client.close(),
+  };
+}
+
+/**
+ * Whether a request failed because its connection is gone, as after a server restart: the
+ * server answered HTTP 404 for an `Mcp-Session-Id` it does not know, or could not be reached
+ * at all (fetch rejects with a TypeError: refused, reset). A host then starts a new session.
+ */
+export function connectionLost(error: unknown): boolean {
+  if (error instanceof SdkHttpError) return error.status === 404;
+  return error instanceof TypeError && /fetch|network/i.test(error.message);
+}
+
+/** The HTTP status of a failed request, when the server answered one. */
+export function httpStatusOf(error: unknown): number | undefined {
+  return error instanceof SdkHttpError ? error.status : undefined;
 }
 
 export function describe(error: unknown): string {
