@@ -152,9 +152,13 @@ export function createJobSession({ jobId, host, onChange = () => {}, timers = re
   const poller = createPoller({
     poll: pollOnce,
     timers,
-    onFailure(_error, { retryInMs }) {
+    onFailure(error, { retryInMs }) {
       const seconds = Math.max(1, Math.round(retryInMs / 1000));
-      state.connection = `Server unreachable — retrying in ${seconds} s`;
+      // A server that answered with an error is reachable: say what it said, not that it is gone.
+      const said = error?.toolResult ? resultText(error.toolResult) : "";
+      state.connection = said
+        ? `The server answered: ${said} — retrying in ${seconds} s`
+        : `Server unreachable — retrying in ${seconds} s`;
       changed();
     },
     onRecovery() {

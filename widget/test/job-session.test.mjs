@@ -119,7 +119,7 @@ describe("JobSession", () => {
     await timers.advance(500);
     assert.equal(session.state.connection, "Server unreachable — retrying in 1 s");
     await timers.advance(1000);
-    assert.equal(session.state.connection, "Server unreachable — retrying in 2 s");
+    assert.equal(session.state.connection, "The server answered: upstream down — retrying in 2 s");
     await timers.advance(2000);
     assert.equal(session.state.connection, "Server unreachable — retrying in 4 s");
     assert.equal(session.state.percentage, 0, "nothing invented while away");
