@@ -18,7 +18,8 @@ import orjson
 import pytest
 
 from giftgenius.app import build_server
-from herald.testing import InMemoryClient, connect, free_port, wait_until_listening
+from herald.testing import InMemoryClient, connect
+from tests.servers import giftgenius_http
 
 GOOD = "name,department,interests,budget\nAda,Eng,board games;coffee,60\nBo,,,\nCy,Ops,hiking,40\n"
 
@@ -123,23 +124,8 @@ def test_bulk_command_reports_a_failed_job(tmp_path: Path) -> None:
 
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "giftgenius",
-        "serve",
-        "--port",
-        str(port),
-        "--store",
-        f"sqlite:///{tmp_path / 's.db'}",
-        "--quiet",
-    ]
-    server = subprocess.Popen(argv)
-    wait_until_listening(port, server)
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.terminate()
-    server.wait(timeout=10)
+    with giftgenius_http(f"sqlite:///{tmp_path / 's.db'}") as served:
+        yield served.url
 
 
 def test_ctrl_c_cancels_the_job(tmp_path: Path, http_server: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager
@@ -15,7 +14,7 @@ import pytest
 from giftgenius.app import gifts_widget
 from herald.client import Client, connect_http, connect_stdio
 from herald.server.widgets import UI_MIME_TYPE
-from herald.testing import free_port, wait_until_listening
+from tests.servers import giftgenius_http
 
 DOMAIN = "https://gifts.example.com"
 CSV = "name,department,interests,budget\nAda,Engineering,board games;coffee,60\nLin,Sales,gardening,\n"
@@ -23,19 +22,9 @@ CSV = "name,department,interests,budget\nAda,Engineering,board games;coffee,60\n
 
 @pytest.fixture(scope="module")
 def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     store = tmp_path_factory.mktemp("widget") / "gifts.db"
-    argv = [
-        *(sys.executable, "-m", "giftgenius", "serve", "--quiet", "--port", str(port)),
-        *("--store", f"sqlite:///{store}", "--widget-domain", DOMAIN),
-    ]
-    process = subprocess.Popen(argv)
-    try:
-        wait_until_listening(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with giftgenius_http(f"sqlite:///{store}", "--widget-domain", DOMAIN) as served:
+        yield served.url
 
 
 STDIO = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet", "--store", "memory"]

@@ -18,7 +18,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import Browser, ConsoleMessage, Frame, Page, Playwright, sync_playwright
 
 from herald.client import connect_http
-from herald.testing import free_port, wait_until_listening
+from tests.servers import giftgenius_http
 
 HERE: Final = Path(__file__).resolve().parent
 REPO: Final = HERE.parents[1]
@@ -123,28 +122,10 @@ def gift_server(store_dir: Path, *, port: int | None = None) -> Iterator[GiftSer
     Its store is `store_dir/jobs.db`: a server started again with the same `store_dir` and
     `port` is the same server after a restart (at start-up it fails the jobs left unfinished).
     """
-    port = free_port() if port is None else port
     store = (store_dir / "jobs.db").resolve()
-    command = [
-        sys.executable,
-        "-m",
-        "giftgenius",
-        "serve",
-        "--port",
-        str(port),
-        "--store",
-        f"sqlite:///{store}",
-        "--max-message-bytes",
-        str(MAX_MESSAGE_BYTES),
-        "--quiet",
-    ]
-    process = subprocess.Popen(command, cwd=REPO)
-    try:
-        wait_until_listening(port, process)
-        yield GiftServer(port, process, store)
-    finally:
-        process.kill()
-        process.wait(timeout=10)
+    options = ("--max-message-bytes", str(MAX_MESSAGE_BYTES))
+    with giftgenius_http(f"sqlite:///{store}", *options, port=port, kill=True) as served:
+        yield GiftServer(served.port, served.process, store)
 
 
 def run_async(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
