@@ -72,6 +72,18 @@ def build_server() -> Server:
             raise
         return f"opened {gate}"
 
+    @server.tool
+    async def report_then_wait(gate: str, ctx: Context) -> str:
+        """Reports progress (so the answer becomes a stream), then waits like `wait`."""
+        await ctx.report_progress(1, 2)
+        event(STARTED, gate).set()
+        try:
+            await event(GATES, gate).wait()
+        except asyncio.CancelledError:
+            event(CANCELLED, gate).set()
+            raise
+        return f"opened {gate}"
+
     @server.job()
     async def tally(count: int, ctx: JobContext) -> dict[str, int]:
         """Counts to `count` once the test opens the gate named "tally"."""

@@ -172,7 +172,12 @@ class Connection:
         try:
             reply = await respond(self.server, scope)
         except asyncio.CancelledError:
-            return None  # cancelled by the client, or by shutdown: JSON-RPC sends no reply
+            # Cancelled by the client, or by shutdown: JSON-RPC sends no reply, but an outbox
+            # that is one HTTP exchange must still learn that this request is over.
+            ended = getattr(scope.outbox, "request_ended", None)
+            if ended is not None:
+                ended(scope.request.id)
+            return None
         finally:
             self._in_flight.pop(scope.request.id, None)
             self._endless.discard(scope.request.id)

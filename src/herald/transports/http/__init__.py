@@ -39,6 +39,8 @@ def create_app(server: Server, config: HttpConfig | None = None, log: EventLog |
             yield
         finally:
             expiry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiry
             await sessions.aclose()
             await server.stop_jobs()
             await event_log.aclose()
@@ -75,4 +77,14 @@ def run_http(
 
     app = create_app(server, config, log)
     gc.freeze()  # everything loaded so far lives as long as the process
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    # Open event streams never end by themselves: without a bound, SIGTERM would wait for them.
+    grace = (config or HttpConfig()).shutdown_timeout
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=grace,
+    )

@@ -22,3 +22,5 @@ class HttpConfig:
     keepalive_interval: float = 15.0
     #: The `retry:` advice sent with a stream's priming event (SEP-1699), in milliseconds.
     retry_ms: int = 1000
+    #: At SIGTERM, how long requests in flight may finish before the rest are cancelled.
+    shutdown_timeout: int = 5

@@ -26,7 +26,7 @@ from herald.protocol.http import (
     check_post_headers,
     handshake_header_version,
 )
-from herald.protocol.messages import ErrorResponse, Request
+from herald.protocol.messages import ErrorResponse, Notification, Request
 from herald.protocol.modern import is_modern_request
 from herald.protocol.sse import encode_comment, encode_event
 from herald.protocol.versions import MODERN_VERSIONS, PROTOCOL_VERSION_KEY, is_at_least
@@ -49,7 +49,14 @@ from herald.transports.http.asgi import (
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.listen import serve_listen
 from herald.transports.http.sessions import HttpSession, SessionRegistry
-from herald.transports.http.streams import STANDALONE, DurableStream, ResponseStream, event_id, parse_event_id
+from herald.transports.http.streams import (
+    STANDALONE,
+    DurableStream,
+    NoReply,
+    ResponseStream,
+    event_id,
+    parse_event_id,
+)
 
 logger = logging.getLogger("herald.http")
 
@@ -97,6 +104,11 @@ class MCPEndpoint:
         session_id = headers.get("mcp-session-id")
         if session_id is None and isinstance(decoded, Request) and decoded.method == "initialize":
             await self._initialize(decoded, send)
+            return
+        if session_id is None and _is_modern_notification(decoded, headers):
+            # 2026-07-28 has no sessions: a notification (a client closing its subscription
+            # sends notifications/cancelled) belongs to no exchange here and is accepted as is.
+            await send_empty(send, 202)
             return
         session = self._session(session_id)
         handshake_header_version(headers)
@@ -154,10 +166,9 @@ class MCPEndpoint:
         try:
             await self._answer(stream, send, receive, session=None, priming=False, watcher=watcher, task=task)
         finally:
-            watcher.cancel()
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            # This exchange owns the request, the watcher and the stream's pump: nothing outlives it.
+            await _cancel_and_wait(task, watcher)
+            await stream.aclose()
 
     def _modern_scope(
         self, headers: dict[str, str], request: Request, stream: ResponseStream
@@ -203,12 +214,16 @@ class MCPEndpoint:
             if not stream.first.done():
                 return
         first = await stream.first
+        if isinstance(first, NoReply):  # every request was cancelled before it said a word
+            await start_stream(send)
+            await end_body(send)
+            return
         if stream.answers_everything(first):
             status = _modern_status(first) if session is None else 200
             await send_json(send, status, first)
             return
         if session is not None:
-            session.streams[stream.name] = stream
+            session.track(stream)
         live = stream.listen()
         stream.start_sse()
         await start_stream(send)
@@ -230,6 +245,7 @@ class MCPEndpoint:
         watcher: asyncio.Future[None] | None = None,
     ) -> None:
         """Send a stream's frames until it ends or the client goes away."""
+        own_watcher = watcher is None
         if watcher is None:
             watcher = asyncio.ensure_future(wait_for_disconnect(receive))
             watcher.add_done_callback(lambda _: stream.detach(live))
@@ -240,7 +256,8 @@ class MCPEndpoint:
                 await send_body(send, frame if frame is not None else encode_comment("keep-alive"))
             await end_body(send)
         finally:
-            watcher.cancel()
+            if own_watcher:
+                await _cancel_and_wait(watcher)
             if session is not None:
                 session.attached -= 1
 
@@ -310,6 +327,25 @@ class Collected:
 
     async def drain(self) -> None:
         return None
+
+
+async def _cancel_and_wait(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel tasks this exchange started and wait until they have ended."""
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+def _is_modern_notification(decoded: object, headers: dict[str, str]) -> bool:
+    """A 2026-07-28 notification: by its `_meta` version, or the version header it came with."""
+    if not isinstance(decoded, Notification):
+        return False
+    return (
+        is_modern_request(decoded.method, decoded.params)
+        or headers.get("mcp-protocol-version") in MODERN_VERSIONS
+    )
 
 
 def _modern_status(message: Outgoing) -> int:

@@ -37,14 +37,18 @@ class HttpSession:
     def protocol_version(self) -> str | None:
         return self.connection.session.protocol_version if self.connection.session else None
 
-    def open_stream(self, expected: set[int | str]) -> ResponseStream:
-        stream = ResponseStream(self.log, self.id, expected)
-        self.streams[stream.name] = stream
-        stream.on_finished = lambda: self._forget_stream(stream.name)
-        return stream
+    def track(self, stream: ResponseStream) -> None:
+        """Keep a POST's SSE stream while it runs, for clients that resume it; forget it when done.
 
-    def _forget_stream(self, name: str) -> None:
-        self.streams.pop(name, None)  # its events stay in the log for resuming clients
+        A finished stream's events stay in the log, which is where a late `Last-Event-ID`
+        reads them from, so holding the stream itself would only leak it.
+        """
+        self.streams[stream.name] = stream
+
+        def forget() -> None:
+            self.streams.pop(stream.name, None)
+
+        stream.on_finished = forget
 
     @property
     def busy(self) -> bool:

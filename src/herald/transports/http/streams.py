@@ -25,10 +25,28 @@ from herald.stores.eventlog import EventLog
 STANDALONE = "g"
 #: Producers (progress, logs) wait for the pump once this many messages are queued.
 HIGH_WATER = 1024
+#: Frames a listener may leave unread before it is cut off. Everything is in the log, so a
+#: client that falls this far behind resumes with `Last-Event-ID` and loses nothing, while
+#: the server's memory stays flat whatever the client does.
+MAX_UNREAD_FRAMES = 4096
 
 
 class _Marker:
     """Queued among the messages: end the live response here."""
+
+
+class _RequestEnded:
+    """Queued among the messages: a request of this stream ended without a reply (cancelled)."""
+
+    def __init__(self, request_id: RequestId) -> None:
+        self.request_id = request_id
+
+
+class NoReply:
+    """What a POST resolves to when all its requests ended without a word."""
+
+
+NO_REPLY = NoReply()
 
 
 _END = b""  # queued to a listener to end its response; real frames are never empty
@@ -63,7 +81,7 @@ class DurableStream:
         #: The last position handed to a listener: a new listener starts after it, so what
         #: was stored while nobody listened is not lost.
         self.delivered = 0
-        self._incoming: asyncio.Queue[Outgoing | _Marker | None] = asyncio.Queue()
+        self._incoming: asyncio.Queue[Outgoing | _Marker | _RequestEnded | None] = asyncio.Queue()
         self._listener: asyncio.Queue[bytes] | None = None
         self._pump: asyncio.Task[None] | None = None
         self.finished = asyncio.Event()
@@ -95,14 +113,22 @@ class DurableStream:
                 if isinstance(message, _Marker):
                     self.detach()
                     continue
+                if isinstance(message, _RequestEnded):
+                    if self.ended_without_reply(message.request_id):
+                        break
+                    continue
                 data = encode(message)
                 if self.log is None:
                     self.position += 1
                 else:
                     self.position = await self.log.append(self.session, self.name, data)
                 if self._listener is not None:
-                    self._listener.put_nowait(encode_event(data, event_id=event_id(self.name, self.position)))
-                    self.delivered = self.position
+                    if self._listener.qsize() >= MAX_UNREAD_FRAMES:
+                        self.detach()  # it stopped reading: cut it off; it resumes from the log
+                    else:
+                        frame = encode_event(data, event_id=event_id(self.name, self.position))
+                        self._listener.put_nowait(frame)
+                        self.delivered = self.position
                 if self.is_last(message):
                     break
         finally:
@@ -114,6 +140,10 @@ class DurableStream:
 
     def is_last(self, message: Outgoing) -> bool:
         """Whether the stream ends after this message (a POST stream ends with its replies)."""
+        return False
+
+    def ended_without_reply(self, request_id: RequestId) -> bool:
+        """A request of this stream was cancelled; whether the stream has nothing left to say."""
         return False
 
     async def aclose(self) -> None:
@@ -214,16 +244,36 @@ class ResponseStream(DurableStream):
     def __init__(self, log: EventLog | None, session: str, expected: set[RequestId]) -> None:
         super().__init__(log, session, secrets.token_hex(6))
         self.expected = set(expected)
-        #: Resolves with the first message sent: it decides between a JSON and an SSE answer.
-        self.first: asyncio.Future[Outgoing] = asyncio.get_running_loop().create_future()
+        #: Resolves with the first message sent: it decides between a JSON and an SSE answer
+        #: (or with NO_REPLY when every request ended without one).
+        self.first: asyncio.Future[Outgoing | NoReply] = asyncio.get_running_loop().create_future()
 
     def send(self, message: Outgoing) -> None:
         if not self.first.done():
             self.first.set_result(message)
         super().send(message)
 
-    def answers_everything(self, message: Outgoing) -> bool:
+    def request_ended(self, request_id: RequestId) -> None:
+        """A request of this POST ended without a reply (the client cancelled it, or left).
+
+        JSON-RPC sends nothing for a cancelled request, but an HTTP exchange must end: once
+        every request of the POST has ended one way or another, so does its response.
+        """
+        if not self.first.done():
+            self.expected.discard(request_id)
+            if not self.expected:
+                self.first.set_result(NO_REPLY)
+            return
+        self._incoming.put_nowait(_RequestEnded(request_id))
+
+    def ended_without_reply(self, request_id: RequestId) -> bool:
+        self.expected.discard(request_id)
+        return not self.expected
+
+    def answers_everything(self, message: Outgoing | NoReply) -> bool:
         """Whether this one message replies to every request of the POST."""
+        if isinstance(message, NoReply):
+            return False
         if isinstance(message, tuple):
             return {
                 reply.id for reply in message if isinstance(reply, Response | ErrorResponse)
