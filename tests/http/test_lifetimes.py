@@ -18,6 +18,7 @@ import pytest
 
 from herald.protocol.messages import Notification
 from herald.stores.memory import MemoryEventLog
+from herald.transports.http.sessions import RESUMABLE_FINISHED_STREAMS
 from herald.transports.http.streams import MAX_UNREAD_FRAMES, DurableStream
 from tests.http.conftest import CANCELLED, HEADERS, STARTED, Running, event, read_events
 from tests.http.test_modern_http import body as modern_body
@@ -185,3 +186,29 @@ async def test_sigterm_stops_a_server_whose_streams_stay_open() -> None:
                 code = await asyncio.to_thread(served.process.wait, 20)
     # uvicorn re-raises the signal it handled once it has shut down, so the status names it.
     assert code in (0, -signal.SIGTERM)
+
+
+async def test_a_long_session_keeps_only_its_recent_finished_streams(running: Running) -> None:
+    session_id = await running.initialize()
+    first_ids: list[str] = []
+    for request_id in range(1, RESUMABLE_FINISHED_STREAMS + 6):
+        response = await running.post(
+            call("steps", {"count": 1}, request_id, token=request_id), **{"mcp-session-id": session_id}
+        )
+        first_ids.append(next(item.id for item in await read_events(response) if item.id and item.data))
+    session = running.app.state.sessions.get(session_id)
+    async with asyncio.timeout(5):
+        while session._pruning and not all(task.done() for task in session._pruning):  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+
+    async def replay(last_event_id: str) -> list[Any]:
+        headers = {
+            "accept": "text/event-stream",
+            "mcp-session-id": session_id,
+            "last-event-id": last_event_id,
+        }
+        resumed = await running.client.get(running.url, headers=headers)
+        return [orjson.loads(item.data) for item in await read_events(resumed) if item.data]
+
+    assert await replay(first_ids[0]) == [], "the oldest finished streams are gone from the log"
+    assert (await replay(first_ids[-1]))[-1]["id"] == len(first_ids), "recent ones still resume"

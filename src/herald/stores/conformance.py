@@ -38,6 +38,9 @@ async def check_event_log(make_log: EventLogFactory) -> None:
         binary = bytes(range(256))
         position = await log.append("s", "bin", binary)
         assert (await log.read_after("s", "bin", position - 1))[0].data == binary, "bytes survive as they are"
+        await log.forget_stream("s", "bin")
+        assert await log.read_after("s", "bin", 0) == [], "forget_stream drops that stream"
+        assert len(await log.read_after("s", "a", 0)) == 5, "forget_stream leaves the other streams"
         await log.forget("s")
         assert await log.read_after("s", "a", 0) == [], "forget drops the session's streams"
         assert await log.read_after("s", "b", 0) == []

@@ -30,5 +30,8 @@ class EventLog(Protocol):
     async def forget(self, session: str) -> None:
         """Drop everything the session's streams held (the session ended)."""
 
+    async def forget_stream(self, session: str, stream: str) -> None:
+        """Drop one stream's events (it finished long enough ago that nobody will resume it)."""
+
     async def aclose(self) -> None:
         """Release the backend."""

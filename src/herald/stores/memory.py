@@ -28,6 +28,9 @@ class MemoryEventLog:
     async def forget(self, session: str) -> None:
         self._streams.pop(session, None)
 
+    async def forget_stream(self, session: str, stream: str) -> None:
+        self._streams.get(session, {}).pop(stream, None)
+
     async def aclose(self) -> None:
         self._streams.clear()
 

@@ -107,6 +107,10 @@ class SqliteEventLog:
         with transaction(self._db) as db:
             db.execute("DELETE FROM stream_events WHERE session = ?", (session,))
 
+    async def forget_stream(self, session: str, stream: str) -> None:
+        with transaction(self._db) as db:
+            db.execute("DELETE FROM stream_events WHERE session = ? AND stream = ?", (session, stream))
+
     async def aclose(self) -> None:
         self._db.close()
 

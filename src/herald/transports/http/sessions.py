@@ -9,6 +9,7 @@ outlives it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import secrets
 import time
@@ -18,6 +19,9 @@ from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.stores.eventlog import EventLog
 from herald.transports.http.streams import STANDALONE, DurableStream, ResponseStream
+
+#: Finished POST streams a session keeps resumable; older ones are dropped from the log.
+RESUMABLE_FINISHED_STREAMS = 64
 
 
 class HttpSession:
@@ -29,6 +33,9 @@ class HttpSession:
         self.standalone = DurableStream(log, session_id, STANDALONE, hold_until_started=False)
         self.connection = Connection(server, self.standalone, max_message_bytes=max_message_bytes)
         self.streams: dict[str, ResponseStream] = {}
+        #: Names of finished POST streams whose events are kept for late resumption, oldest first.
+        self.finished: collections.deque[str] = collections.deque()
+        self._pruning: set[asyncio.Future[None]] = set()
         self.last_used = time.monotonic()
         #: HTTP responses streaming for this session right now; a session in use never expires.
         self.attached = 0
@@ -47,6 +54,14 @@ class HttpSession:
 
         def forget() -> None:
             self.streams.pop(stream.name, None)
+            self.finished.append(stream.name)
+            if len(self.finished) > RESUMABLE_FINISHED_STREAMS:
+                # A client resumes a stream moments after losing it, or never: the oldest
+                # finished ones go, so a long session's log stays bounded.
+                self._pruning.add(
+                    asyncio.ensure_future(self.log.forget_stream(self.id, self.finished.popleft()))
+                )
+                self._pruning = {task for task in self._pruning if not task.done()}
 
         stream.on_finished = forget
 
@@ -59,6 +74,7 @@ class HttpSession:
         for stream in [self.standalone, *self.streams.values()]:
             await stream.aclose()
         self.streams.clear()
+        await asyncio.gather(*self._pruning, return_exceptions=True)
         await self.log.forget(self.id)
 
 
