@@ -131,6 +131,7 @@ async def test_failures(modern: InMemoryClient) -> None:
 
 
 async def test_cancel_is_idempotent(modern: InMemoryClient) -> None:
+    """SEP-2663 acks every tasks/cancel, a terminal task's included (unlike 2025-11-25)."""
     created = await modern.call_tool("compute", {"seconds": 30})
     first = await modern.request("tasks/cancel", {"taskId": created["taskId"]})
     assert first["resultType"] == "complete"
@@ -183,5 +184,7 @@ async def test_core_shape_in_the_handshake_era() -> None:
         long = (await client.call_tool("compute", {"seconds": 30}, task={}))["task"]
         cancelled = await client.request("tasks/cancel", {"taskId": long["taskId"]})
         assert cancelled["status"] == "cancelled"
+        again = await client.request_raw("tasks/cancel", {"taskId": long["taskId"]})
+        assert again["error"]["code"] == -32602  # 2025-11-25: a terminal task cannot be cancelled
         plain = await client.call_tool("compute", {"seconds": 0})
         assert plain["content"][0]["text"] == "computed for 0.0s"

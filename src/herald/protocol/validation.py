@@ -4,6 +4,9 @@ The `mcp_types` surface maps are the version gate (a method absent for a version
 not exist there) and the shape check. Pydantic's errors are rewritten into one sentence
 a person can act on; when a required field is missing and the params hold a field with
 a familiar wrong name (`tool` for `name`, `resourceId` for `uri`) the message says so.
+
+Values the wire types leave open (tool arguments) get one more check, for how deeply
+they nest: see `nested_deeper_than`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,30 @@ FAMILIAR_MISTAKES: Final[Mapping[str, str]] = {
     "clientinfo": "clientInfo",
     "client_info": "clientInfo",
 }
+
+
+#: How deeply a value the schema leaves open (tool arguments) may nest. Our JSON libraries
+#: stop near 255 levels (orjson when it encodes, jsonschema-rs when it converts a value),
+#: so anything allowed in must stay well below that, results and stored records included.
+MAX_JSON_DEPTH: Final = 64
+
+
+def nested_deeper_than(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `value` has objects or arrays nested more than `limit` levels (it counts as 1).
+
+    Iterative on purpose: the point is to refuse what would overflow recursive code, so
+    this must not recurse itself.
+    """
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 def validate_request_params(method: str, version: str, params: Mapping[str, Any] | None) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, ProtocolError, ResourceNotFound
 from herald.protocol.sealing import unseal
+from herald.protocol.validation import MAX_JSON_DEPTH, nested_deeper_than
 from herald.protocol.versions import ARGUMENT_ERRORS_AS_RESULTS_SINCE, SUPPORTED_VERSIONS, is_at_least
 from herald.server.context import Context
 from herald.server.inputs import InputRequired, InputRound
@@ -123,9 +124,13 @@ async def call_tool(server: Server, scope: RequestScope) -> dict[str, Any]:
     if spec is None:
         raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list to see the available tools.")
     arguments = scope.params.get("arguments") or {}
-    problems = [
-        f"{_path(error.instance_path)}: {error.message}" for error in spec.validator.iter_errors(arguments)
-    ]
+    if nested_deeper_than(arguments):  # checked first: jsonschema-rs cannot convert such a value
+        problems = [f"arguments: nested more than {MAX_JSON_DEPTH} levels deep"]
+    else:
+        problems = [
+            f"{_path(error.instance_path)}: {error.message}"
+            for error in spec.validator.iter_errors(arguments)
+        ]
     if problems:
         message = f"Invalid arguments for tool {name!r}: " + "; ".join(problems)
         if is_at_least(scope.version, ARGUMENT_ERRORS_AS_RESULTS_SINCE):

@@ -8,20 +8,34 @@ with `tasks/update`: then it is "input_required". The core shape (task-augmented
 `tasks/get`, `tasks/update`, `tasks/cancel`, opted into per request through
 `clientCapabilities.extensions`) serves 2026-07-28. Jobs started by `@server.job`
 tools are tasks too: the job id is the task id.
+
+The core shapes (`Task`, `CreateTaskResult`, `GetTaskResult`, `CancelTaskResult`,
+`ListTasksResult`) are built with the official wire types, so they are the schema's; the
+extension's shapes are not in `mcp-types` and are written here. Either way a completed
+task's result is a `CallToolResult` that keeps the tool's own `outputSchema`, because
+clients validate it against the schema they read in `tools/list`.
+
+The two shapes differ on cancelling a task that has already ended: the 2025-11-25 spec
+says a receiver MUST reject it with -32602, SEP-2663 says the server MUST acknowledge
+every `tasks/cancel`, so the extension answers its empty ack.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import orjson
+from mcp_types import CancelTaskResult, CreateTaskResult, GetTaskResult, ListTasksResult, Task
+from pydantic import BaseModel
 
 from herald.content import resource_link, text
 from herald.jobs.record import JobRecord
 from herald.jobs.service import UnknownJob
+from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, MethodNotFound, MissingClientCapability, ProtocolError
+from herald.protocol.validation import serialize_result
 from herald.protocol.versions import is_at_least
 from herald.server.inputs import answer_is_valid
 from herald.server.jobs import JobContext, JobFailure
@@ -126,13 +140,12 @@ class TaskManager:
         return self.created(job, shape)
 
     def created(self, job: JobRecord, shape: TaskShape) -> dict[str, Any]:
-        task = self.describe(job)
         if shape == "core":
-            return {"task": task}
+            return wire(CreateTaskResult(task=self.describe(job)))
         return {
             "resultType": "task",
             "taskId": job.job_id,
-            "status": task["status"],
+            "status": self.status(job),
             "createdAt": job.created_at,
             "lastUpdatedAt": job.updated_at,
             "ttlMs": TASK_TTL_MS,
@@ -147,19 +160,21 @@ class TaskManager:
         inputs = self.inputs.get(job.job_id)
         return "input_required" if inputs is not None and inputs.pending else "working"
 
-    def describe(self, job: JobRecord) -> dict[str, Any]:
-        """The core shape of a task."""
-        task: dict[str, Any] = {
-            "taskId": job.job_id,
+    def fields(self, job: JobRecord) -> dict[str, Any]:
+        """The core `Task` fields of a job, by model field name (shared by every core result)."""
+        return {
+            "task_id": job.job_id,
             "status": self.status(job),
-            "createdAt": job.created_at,
-            "lastUpdatedAt": job.updated_at,
+            "status_message": job.error.get("message") if job.error else None,
+            "created_at": job.created_at,
+            "last_updated_at": job.updated_at,
             "ttl": TASK_TTL_MS,
-            "pollInterval": POLL_INTERVAL_MS,
+            "poll_interval": POLL_INTERVAL_MS,
         }
-        if job.error:
-            task["statusMessage"] = job.error.get("message", "")
-        return task
+
+    def describe(self, job: JobRecord) -> Task:
+        """The core shape of a task."""
+        return Task(**self.fields(job))
 
     async def job(self, task_id: object) -> JobRecord:
         if not isinstance(task_id, str):
@@ -170,16 +185,12 @@ class TaskManager:
             raise InvalidParams(f"Unknown task: {task_id!r}") from None
 
     async def result(self, job: JobRecord) -> dict[str, Any]:
-        """The tool's result for a completed task (a job tool's result is a link to its document)."""
+        """The tool's result for a completed task, the same in both shapes."""
         stored = await self.server.job_service().store.get_result(job.job_id, TASK_RESULT)
         if stored is not None:
             found: dict[str, Any] = orjson.loads(stored[1])
             return found
-        uri = job.result_uri or ""
-        return {
-            "content": [text(job.summary or f"Job {job.job_id} completed."), resource_link(uri, "result")],
-            "structuredContent": {"jobId": job.job_id, "resultResourceId": uri, "summary": job.summary},
-        }
+        return job_tool_result(job)
 
     def error(self, job: JobRecord) -> dict[str, Any]:
         error = job.error or {}
@@ -200,7 +211,7 @@ class TaskManager:
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"))
         if not scope.modern:
-            return self.describe(job)
+            return wire(GetTaskResult(**self.fields(job)))
         detail: dict[str, Any] = {"resultType": "complete", "taskId": job.job_id, "status": self.status(job)}
         detail.update(createdAt=job.created_at, lastUpdatedAt=job.updated_at, ttlMs=TASK_TTL_MS)
         inputs = self.inputs.get(job.job_id)
@@ -222,15 +233,24 @@ class TaskManager:
         return {"resultType": "complete"}
 
     async def cancel(self, scope: RequestScope) -> dict[str, Any]:
+        """tasks/cancel: stop the job; the core shape answers the cancelled task, the extension an ack.
+
+        A task that has already ended cannot be cancelled: the core shape rejects that with
+        -32602, as 2025-11-25 requires. SEP-2663 requires an ack for every `tasks/cancel`
+        instead (cancelling is only a request there), so the extension answers the same ack.
+        """
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"))
+        if job.terminal and not scope.modern:
+            raise InvalidParams(_not_cancellable(job))
         if not job.terminal and not self.server.job_runner().cancel(job.job_id):
             await self.server.job_service().cancel(job.job_id, "cancelled on request")
         if scope.modern:
             return {"resultType": "complete"}
-        if not job.terminal:
-            job = await self._until_ended(job.job_id)
-        return self.describe(job)
+        job = await self._until_ended(job.job_id)
+        if job.status != "cancelled":  # it ended another way while the cancellation was on its way
+            raise InvalidParams(_not_cancellable(job))
+        return wire(CancelTaskResult(**self.fields(job)))
 
     async def result_of(self, scope: RequestScope) -> dict[str, Any]:
         """tasks/result (core): wait for the task to end, then answer with the tool's result."""
@@ -246,14 +266,29 @@ class TaskManager:
         else:
             result = {"content": [text("The task was cancelled.")], "isError": True}
         result.setdefault("_meta", {})["io.modelcontextprotocol/related-task"] = {"taskId": job.job_id}
-        return result
+        return serialize_result("tools/call", scope.version, result)  # what the call itself would answer
 
     async def list(self, scope: RequestScope) -> dict[str, Any]:
+        """tasks/list (core): the caller's tasks, oldest first, a page at a time.
+
+        The cursor holds an offset into the owner's jobs, which the stores keep in creation
+        order, so new tasks only ever join the end and a cursor stays valid. Only the jobs
+        of the page are read.
+        """
         if scope.modern:
             raise MethodNotFound("Method not found: tasks/list does not exist in protocol version 2026-07-28")
+        cursor = scope.params.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise InvalidParams("Invalid params for tasks/list: 'cursor' must be a string")
         service = self.server.job_service()
-        jobs = [await service.get(job_id) for job_id in await service.store.job_ids(owner=scope.owner)]
-        return {"tasks": [self.describe(job) for job in jobs]}
+        ids: list[dict[str, object]] = [
+            {"taskId": job_id} for job_id in await service.store.job_ids(owner=scope.owner)
+        ]
+        page = paginate("tasks", ids, cursor, self.server.page_size)
+        entries = cast(list[dict[str, str]], page["tasks"])  # a slice of `ids`
+        tasks = [self.describe(await service.get(entry["taskId"])) for entry in entries]
+        next_cursor = cast(str | None, page.get("nextCursor"))
+        return wire(ListTasksResult(tasks=tasks, next_cursor=next_cursor))
 
     async def _until_ended(self, job_id: str) -> JobRecord:
         """The job once it has ended (now, if it already has)."""
@@ -272,6 +307,30 @@ class TaskManager:
             return await service.get(job_id)
         finally:
             stop()
+
+
+def wire(model: BaseModel) -> dict[str, Any]:
+    """A wire-type model as the JSON it stands for (aliases, absent fields left out)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def job_tool_result(job: JobRecord) -> dict[str, Any]:
+    """The result of a `@server.job` tool's task: its answer, plus where the job's outcome is.
+
+    The job is the task, so the call's result is what the tool answers when it starts the
+    job, and `structuredContent` must keep the tool's `outputSchema` (`jobId` and the
+    status the job had when the call answered, "pending"): clients reject anything else.
+    The task's own status says the job has ended; the text and the resource link carry the
+    summary and the result document.
+    """
+    content = [text(job.summary or f"Job {job.job_id} completed.")]
+    if job.result_uri:
+        content.append(resource_link(job.result_uri, "result"))
+    return {"content": content, "structuredContent": {"jobId": job.job_id, "status": "pending"}}
+
+
+def _not_cancellable(job: JobRecord) -> str:
+    return f"Task {job.job_id!r} is already {job.status} and cannot be cancelled"
 
 
 class _TaskFailed(ProtocolError):
