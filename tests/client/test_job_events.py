@@ -114,10 +114,12 @@ async def test_a_server_restart_mid_job_is_survived(http_server: HttpServer) -> 
         async for event in client.job_events(job_id):
             events.append(event.to_params())
             if event.kind == "progress":
-                # The old server cancels the job as it stops; the store keeps every event.
+                # The old server fails the job as interrupted as it stops (nobody cancelled
+                # it); the store keeps every event.
                 await http_server.stop()
                 await http_server.start()
-        await assert_whole_history(client, job_id, events, "cancelled")
+        await assert_whole_history(client, job_id, events, "failed")
+        assert events[-1]["error"]["code"] == "interrupted"
         assert client.session_id != first_session, "a new session on the new server"
 
 

@@ -177,3 +177,27 @@ async def test_job_log_accepts_every_mcp_level(level: str, caplog: pytest.LogCap
         assert (await finished(client, job_id))["status"] == "completed"
     [record] = [r for r in caplog.records if r.getMessage() == f"a {level} line"]
     assert record.levelno == PYTHON_LEVELS[level]
+
+
+async def test_a_job_event_reaches_only_the_connections_that_follow_the_job() -> None:
+    """Idle sessions cost a job event nothing: connections hear their own jobs by an index."""
+    server = Server("indexed")
+    heard: dict[str, list[str]] = {"mine": [], "other": [], "everyone": []}
+
+    @server.job()
+    async def quick(ctx: JobContext) -> dict[str, int]:
+        """Finishes at once."""
+        return {"done": 1}
+
+    stop_mine = server.add_job_listener(lambda job, event: heard["mine"].append(event.kind), owner="me")
+    server.add_job_listener(lambda job, event: heard["other"].append(event.kind), owner="someone else")
+    server.add_job_listener(lambda job, event: heard["everyone"].append(event.kind))
+    service = server.job_service()
+    job = await service.create("quick", {}, owner="me", progress_token=None)
+    await service.start(job.job_id)
+    assert heard == {"mine": ["created", "started"], "other": [], "everyone": ["created", "started"]}
+    stop_mine()
+    await service.complete(job.job_id, "herald://jobs/x/result.json", None)
+    assert heard["mine"] == ["created", "started"], "an unsubscribed connection hears no more"
+    assert heard["everyone"][-1] == "completed"
+    assert "me" not in server._owned_job_listeners, "the index forgets an owner nobody follows"

@@ -1,9 +1,16 @@
-"""A job as the stores keep it: its state, what started it, and how it ended."""
+"""A job as the stores keep it: its state, what started it, and how it ended.
+
+A record has two parts that change at very different rates. What started the job (its
+tool, owner, progress token and arguments, which may be a whole CSV file) is fixed when
+it is created; its status (`STATUS_FIELDS`) changes with every event. Stores write the
+first part once and only the second part afterwards, so a progress event costs the same
+whatever the job was given.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from herald.jobs.machine import JobState, JobStatus
 
@@ -43,3 +50,17 @@ class JobRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobRecord:
         return cls(**data)
+
+
+#: The fields events change; every other field is written once, when the job is created.
+STATUS_FIELDS: Final = (
+    "status",
+    "percentage",
+    "stage",
+    "eta_seconds",
+    "sequence",
+    "result_uri",
+    "summary",
+    "error",
+    "updated_at",
+)

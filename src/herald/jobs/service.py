@@ -19,6 +19,10 @@ JobListener = Callable[[JobRecord, JobEvent], None]
 
 #: The error code of a job that was running when its server stopped.
 INTERRUPTED = "interrupted"
+#: The error code of a job stopped because the store refused to save it.
+STORE_ERROR = "store_error"
+#: What a client is told it can do about an interrupted job: nothing was wrong with it.
+RESTART_HINT = "Start the job again; its earlier events stay available."
 
 
 class UnknownJob(LookupError):
@@ -62,7 +66,7 @@ class JobService:
             sequence=1,
         )
         event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})
-        await self.store.record(job, event)
+        await self.store.create(job, event)
         self._announce(job, event)
         return job
 
@@ -116,13 +120,16 @@ class JobService:
         """Fail every job a previous run left unfinished: nothing will ever finish it."""
         stranded = await self.store.unfinished()
         for job in stranded:
-            await self.fail(
-                job.job_id,
-                INTERRUPTED,
-                "The server stopped while this job was running.",
-                "Start the job again; its earlier events stay available.",
-            )
+            await self.interrupt(job.job_id, "The server stopped while this job was running.")
         return [job.job_id for job in stranded]
+
+    async def interrupt(self, job_id: str, message: str) -> JobEvent | None:
+        """Fail a job its server could not finish (code `interrupted`).
+
+        An interruption is not a cancellation: nobody asked for it, and the job itself was
+        fine, so the hint says it can simply be started again.
+        """
+        return await self.fail(job_id, INTERRUPTED, message, RESTART_HINT)
 
     async def _change(
         self,

@@ -85,6 +85,7 @@ class Server:
         self._job_service: JobService | None = None
         self._job_runner: JobRunner | None = None
         self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
+        self._owned_job_listeners: dict[str, Listeners[[JobRecord, JobEvent]]] = {}
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -173,7 +174,11 @@ class Server:
         return await self.job_service().recover() if self._uses_jobs else []
 
     async def stop_jobs(self) -> None:
-        """At shutdown: stop running jobs (they end cancelled) and close the store."""
+        """At shutdown: stop running jobs and close the store.
+
+        Running jobs end `failed` with code `interrupted`, recorded before the store closes,
+        so the next start finds nothing to recover and each job has exactly one ending.
+        """
         if self._job_runner is not None:
             await self._job_runner.aclose()
         if self._job_service is not None:
@@ -183,12 +188,30 @@ class Server:
     def _uses_jobs(self) -> bool:
         return self._job_store is not None or self._job_service is not None
 
-    def add_job_listener(self, listener: JobListener) -> Callable[[], None]:
-        """Connections and subscription streams hear every job event here."""
-        return self._job_listeners.add(listener)
+    def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]:
+        """Hear job events: every job's, or with `owner` only those of the jobs it started.
+
+        A connection hears only its own jobs, through an index by owner, so an event costs
+        the same whether ten or ten thousand idle sessions are open. Subscription streams
+        and tasks, which filter by job themselves, hear every event.
+        """
+        if owner is None:
+            return self._job_listeners.add(listener)
+        listeners = self._owned_job_listeners.setdefault(owner, Listeners())
+        remove = listeners.add(listener)
+
+        def unsubscribe() -> None:
+            remove()
+            if not listeners and self._owned_job_listeners.get(owner) is listeners:
+                del self._owned_job_listeners[owner]
+
+        return unsubscribe
 
     def _job_event(self, job: JobRecord, event: JobEvent) -> None:
         self._job_listeners.tell(job, event)
+        owned = self._owned_job_listeners.get(job.owner) if job.owner is not None else None
+        if owned is not None:
+            owned.tell(job, event)
 
     def job(
         self,

@@ -85,7 +85,7 @@ class Connection:
         self._stop_listening = server.add_listener(self._on_server_notification)
         #: Jobs started on this connection report their events here.
         self.owner_id = owner_id or secrets.token_hex(8)
-        self._stop_job_events = server.add_job_listener(self._on_job_event)
+        self._stop_job_events = server.add_job_listener(self._on_job_event, owner=self.owner_id)
 
     # -- input -----------------------------------------------------------------------------
 
@@ -290,8 +290,8 @@ class Connection:
             self.outbox.send(notification)
 
     def _on_job_event(self, job: JobRecord, event: JobEvent) -> None:
-        """Events of jobs started here, as notifications (after `initialized` only)."""
-        if job.owner != self.owner_id or not self.handshake.may_notify:
+        """Events of jobs started here (the server tells no others), after `initialized` only."""
+        if not self.handshake.may_notify:
             return
         keep = getattr(self.outbox, "start", None)
         if keep is not None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
@@ -24,13 +25,14 @@ from herald.content import ToolResult, text
 from herald.jobs.events import all_schemas
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
-from herald.jobs.service import JobService, UnknownJob
+from herald.jobs.service import STORE_ERROR, JobService, UnknownJob
 from herald.protocol.cursor import decode_cursor, encode_cursor
 from herald.protocol.errors import InvalidParams
 from herald.server.context import Context
 from herald.server.registry import ToolSpec
 from herald.server.signature import read_signature
 from herald.server.widgets import ToolUI, app_only, merge_meta
+from herald.stores.errors import StoreError
 
 if TYPE_CHECKING:
     from herald.server.app import Server
@@ -55,6 +57,11 @@ JOB_EVENTS_SETTINGS: dict[str, Any] = {
 }
 #: How soon a polling client should ask again while a job runs.
 POLL_AFTER_MS = 500
+#: The error message of a job that was running when its server stopped on purpose.
+SHUTTING_DOWN = "Interrupted: server shutting down."
+#: The error of a job stopped because the store refused to save its progress or result.
+STORE_FAILED = "The job was stopped: the server could not save its progress."
+STORE_FAILED_HINT = "The server's storage refused a write (a full disk, perhaps); start the job again."
 
 JOB_STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -95,10 +102,19 @@ class JobContext:
         self._log = log
         self.result_uri: str | None = None
         self.summary: str | None = None
+        #: The first write of this job the store refused; from then on the job is doomed.
+        self.store_failure: StoreError | None = None
+        #: Set once the function has stopped and the runner is recording how the job ended.
+        self.ending = False
 
     async def report_progress(self, percentage: float, stage: str, eta_seconds: float | None = None) -> None:
-        """Record progress. It must not decrease; `IllegalTransition` says so if it does."""
-        await self.service.progress(self.job_id, percentage, stage, eta_seconds)
+        """Record progress. It must not decrease; `IllegalTransition` says so if it does.
+
+        If the store refuses the write, `StoreError` is raised here and again at every later
+        write: a job whose progress cannot be saved is stopped, not left to run unseen.
+        """
+        with self._watching_the_store():
+            await self.service.progress(self.job_id, percentage, stage, eta_seconds)
 
     def log(self, level: str, data: Any) -> None:
         """A log line about this job, for the client that started it (and the server log)."""
@@ -107,7 +123,8 @@ class JobContext:
     async def save_result(self, name: str, data: bytes | str, mime_type: str) -> str:
         """Store a result document of this job; returns its resource URI."""
         body = data.encode() if isinstance(data, str) else data
-        await self.service.store.put_result(self.job_id, name, mime_type, body)
+        with self._watching_the_store():
+            await self.service.store.put_result(self.job_id, name, mime_type, body)
         return RESULT_TEMPLATE.format(job_id=self.job_id, name=name)
 
     def complete(self, result_uri: str, summary: str | None = None) -> None:
@@ -118,14 +135,48 @@ class JobContext:
         """A point where cancellation may stop the job (long CPU-bound loops call it)."""
         await asyncio.sleep(0)
 
+    @contextlib.contextmanager
+    def _watching_the_store(self) -> Iterator[None]:
+        """Remember the store's first refusal, and refuse every write after it."""
+        if self.store_failure is not None:
+            raise StoreError("an earlier write of this job failed") from self.store_failure
+        try:
+            yield
+        except StoreError as failure:
+            self.store_failure = failure
+            raise
+
+
+Ending = Callable[[], Awaitable[object]]
+
 
 class JobRunner:
-    """Runs job functions as tasks and records how each ended."""
+    """Runs job functions as tasks and records how each ended.
 
-    def __init__(self, service: JobService) -> None:
+    Theory of operation: a job's task first runs the function (`_work`), which decides how
+    the job ends, then records that ending (`_settle`). The ending is recorded whatever
+    happens to the store: a write the store refuses (a full disk) is tried again, with
+    delays that double from `retry_delay` up to `max_retry_delay`, for as long as the
+    server runs, because a live server must never leave a job `running` that nothing
+    runs. Only shutdown ends the retries, after one last try; the next start then fails
+    the job as `interrupted`.
+    """
+
+    def __init__(
+        self,
+        service: JobService,
+        *,
+        retry_delay: float = 0.05,
+        max_retry_delay: float = 2.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.service = service
+        self.retry_delay = retry_delay
+        self.max_retry_delay = max_retry_delay
+        self._sleep = sleep
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._contexts: dict[str, JobContext] = {}
+        self._closing = False
 
     def launch(
         self,
@@ -139,7 +190,8 @@ class JobRunner:
         values = dict(arguments)
         if context_name is not None:
             values[context_name] = context
-        task = asyncio.ensure_future(self._run(job.job_id, function, values, context))
+        # Owned here: `cancel` and `aclose` cancel it, and `aclose` awaits it.
+        task = asyncio.get_running_loop().create_task(self._run(job.job_id, function, values, context))
         self._tasks[job.job_id] = task
         self._contexts[job.job_id] = context
 
@@ -152,40 +204,113 @@ class JobRunner:
     async def _run(
         self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
     ) -> None:
+        ending = await self._work(job_id, function, values, context)
+        context.ending = True
+        if ending is not None:
+            await self._settle(job_id, ending)
+
+    async def _work(
+        self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
+    ) -> Ending | None:
+        """Run the function; the ending still to record, or None once completion is recorded."""
         service = self.service
         try:
             await service.start(job_id)
             outcome = await function(**values)
+            if context.store_failure is not None:  # the function caught it and went on
+                raise context.store_failure
             if context.result_uri is None:
                 uri = await context.save_result("result.json", orjson.dumps(outcome), "application/json")
                 context.complete(uri, outcome.get("summary") if isinstance(outcome, dict) else None)
             assert context.result_uri is not None
             await service.complete(job_id, context.result_uri, context.summary)
+            return None
         except asyncio.CancelledError:
-            await _quietly(service.cancel(job_id, "cancelled on request"))
-        except JobFailure as failure:
-            await _quietly(service.fail(job_id, failure.code, failure.message, failure.hint))
+            # Only `cancel` (cancel_job, tasks/cancel) sets `cancel_requested`; any other
+            # cancellation is the server going away (`aclose`, or the loop shutting down).
+            if context.cancel_requested.is_set():
+                return lambda: service.cancel(job_id, "cancelled on request")
+            return lambda: service.interrupt(job_id, SHUTTING_DOWN)
         except Exception as exc:
+            failure = exc if isinstance(exc, StoreError) else context.store_failure
+            if failure is not None:  # whatever the function made of it, the store failed first
+                logger.warning("job %s stopped: the store refused a write (%s)", job_id, failure)
+                return lambda: service.fail(job_id, STORE_ERROR, STORE_FAILED, STORE_FAILED_HINT)
+            if isinstance(exc, JobFailure):
+                code, message, hint = exc.code, exc.message, exc.hint
+                return lambda: service.fail(job_id, code, message, hint)
             logger.exception("job %s failed", job_id)
-            await _quietly(service.fail(job_id, "internal", f"The job failed: {type(exc).__name__}", None))
+            unexpected = f"The job failed: {type(exc).__name__}"
+            return lambda: service.fail(job_id, "internal", unexpected, None)
+
+    async def _settle(self, job_id: str, ending: Ending) -> None:
+        """Record `ending`, trying again while the store refuses, until it is recorded or we stop."""
+        delay = self.retry_delay
+        last_try = False
+        while True:
+            try:
+                await ending()
+                return
+            except IllegalTransition:
+                logger.info("job %s: ending not recorded: it had already ended", job_id)
+                return
+            except StoreError as refused:
+                if last_try or self._closing:
+                    logger.error(
+                        "job %s: its ending was not recorded before shutdown (%s); "
+                        "the next start fails it as interrupted",
+                        job_id,
+                        refused,
+                    )
+                    return
+                logger.warning("job %s: ending not recorded (%s); next try in %.2f s", job_id, refused, delay)
+            except asyncio.CancelledError:
+                if last_try:
+                    raise
+                last_try = True  # the server is going away mid-write: one more try
+                continue
+            try:
+                await self._sleep(delay)
+            except asyncio.CancelledError:
+                last_try = True  # `cancel` leaves ending jobs alone, so this is shutdown
+            delay = min(delay * 2, self.max_retry_delay)
 
     def cancel(self, job_id: str) -> bool:
-        """Stop a running job: its context's `cancel_requested` is set and its task cancelled."""
+        """Stop a running job: its context's `cancel_requested` is set and its task cancelled.
+
+        A job whose function has already stopped is only recording its ending; a cancel
+        request changes nothing then, so its task is left alone.
+        """
         task = self._tasks.get(job_id)
         if task is None:
             return False
-        self._contexts[job_id].cancel_requested.set()
-        task.cancel()
+        context = self._contexts[job_id]
+        context.cancel_requested.set()
+        if not context.ending:
+            task.cancel()
         return True
+
+    async def wait_ended(self, job_id: str) -> None:
+        """Wait until the job's task has stopped (its ending recorded, or given up at shutdown)."""
+        task = self._tasks.get(job_id)
+        if task is not None:
+            await asyncio.shield(task)
 
     @property
     def running(self) -> int:
         return len(self._tasks)
 
     async def aclose(self) -> None:
-        for task in list(self._tasks.values()):
+        """Stop every running job and wait until each has recorded how it ended.
+
+        A job stopped here ends `failed` with code `interrupted` ("server shutting down"),
+        not `cancelled`: nobody asked for it to stop, and it can be started again.
+        """
+        self._closing = True
+        tasks = list(self._tasks.values())
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _quietly(change: Any) -> None:

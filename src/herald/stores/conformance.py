@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
+from herald.stores.errors import StoreError
 from herald.stores.eventlog import EventLog
 from herald.stores.jobstore import JobStore
 
@@ -58,30 +59,69 @@ async def check_job_store(make_store: JobStoreFactory) -> None:
     try:
         assert await store.get("j1") is None, "a new store is empty"
         job = JobRecord("j1", "tool", "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z", sequence=1)
-        job.arguments = {"rows": 3}
+        job.arguments = {"rows": 3, "csv": "name\nAda\n"}
+        job.owner, job.progress_token = "session-a", 7
         created = JobEvent("j1", 1, "created", job.created_at, {"tool": "tool", "status": "pending"})
-        await store.record(job, created)
+        await store.create(job, created)
         found = await store.get("j1")
         assert found == job, "a job reads back as it was written"
+        assert found is not None
+        assert found.progress_token == 7, "an integer progress token stays an integer"
         assert [event.to_params() for event in await store.events_after("j1")] == [created.to_params()]
         assert [found.job_id for found in await store.unfinished()] == ["j1"]
-        job.status, job.sequence = "running", 2
+        await _refused(store.create(job, created), "creating a job twice")
+        job.status, job.sequence, job.updated_at = "running", 2, "2026-01-01T00:00:01.000Z"
         started = JobEvent("j1", 2, "started", job.updated_at, {"status": "running"})
         await store.record(job, started)
-        job.status, job.sequence, job.result_uri = "completed", 3, "herald://jobs/j1/result.json"
+        job.percentage, job.stage, job.eta_seconds, job.sequence = 40.5, "match", 12.0, 3
+        progressed = JobEvent("j1", 3, "progress", job.updated_at, {"percentage": 40.5, "stage": "match"})
+        await store.record(job, progressed)
+        assert await store.get("j1") == job, "the status reads back as it was recorded"
+        assert [found.job_id for found in await store.unfinished()] == ["j1"], "a running job is unfinished"
+        expected = JobRecord.from_json(job.to_json())
+        job.arguments, job.tool, job.owner = {"rows": 999}, "other", "session-b"
+        job.status, job.sequence, job.result_uri = "completed", 4, "herald://jobs/j1/result.json"
+        job.percentage, job.summary = 100.0, "done"
+        expected.status, expected.sequence, expected.result_uri = job.status, job.sequence, job.result_uri
+        expected.percentage, expected.summary = job.percentage, job.summary
         completed = JobEvent(
-            "j1", 3, "completed", job.updated_at, {"status": "completed", "resultResourceId": "x"}
+            "j1", 4, "completed", job.updated_at, {"status": "completed", "resultResourceId": "x"}
         )
         await store.record(job, completed)
-        assert (await store.get("j1")) == job, "the last record wins"
-        assert [event.kind for event in await store.events_after("j1", 1)] == ["started", "completed"]
-        assert await store.events_after("j1", 3) == []
+        assert await store.get("j1") == expected, "an event writes the status; what started the job stays"
+        assert [event.kind for event in await store.events_after("j1", 1)] == [
+            "started",
+            "progress",
+            "completed",
+        ]
+        assert await store.events_after("j1", 4) == []
         assert await store.unfinished() == [], "a completed job is finished"
+        failing = JobRecord("j2", "tool", job.created_at, job.created_at, sequence=1, progress_token="7")
+        await store.create(failing, JobEvent("j2", 1, "created", job.created_at, {"tool": "tool"}))
+        failing.status, failing.sequence = "failed", 2
+        failing.error = {"code": "interrupted", "message": "stopped", "hint": "start it again"}
+        await store.record(failing, JobEvent("j2", 2, "failed", job.created_at, {"status": "failed"}))
+        assert await store.get("j2") == failing, "an error and a string progress token read back"
+        stray = JobRecord("nobody", "tool", job.created_at, job.created_at, sequence=2)
+        await _refused(
+            store.record(stray, JobEvent("nobody", 2, "started", job.created_at, {})),
+            "recording an event of a job never created",
+        )
+        assert await store.get("nobody") is None
         await store.put_result("j1", "result.json", "application/json", b'{"ok":true}')
         assert await store.get_result("j1", "result.json") == ("application/json", b'{"ok":true}')
         assert await store.get_result("j1", "other") is None
         assert await store.events_after("nobody") == []
-        assert await store.job_ids() == ["j1"]
+        assert await store.job_ids() == ["j1", "j2"], "oldest first"
+        assert await store.job_ids(owner="session-a") == ["j1"]
         assert await store.job_ids(owner="someone else") == []
     finally:
         await store.aclose()
+
+
+async def _refused(write: Awaitable[None], what: str) -> None:
+    try:
+        await write
+    except StoreError:
+        return
+    raise AssertionError(f"{what} raises StoreError")

@@ -3,6 +3,10 @@
 A job's new state and the event that led to it are written in one step, so a reader
 never sees an event without its state or the other way round, and an event is stored
 before anyone is told of it.
+
+What started a job (its arguments above all, which can be a whole file) is written once,
+by `create`; each later event writes only the job's status (`STATUS_FIELDS`), so the cost
+of an event never grows with the job's input. A store that fails raises `StoreError`.
 """
 
 from __future__ import annotations
@@ -14,8 +18,14 @@ from herald.jobs.record import JobRecord
 
 
 class JobStore(Protocol):
+    async def create(self, job: JobRecord, event: JobEvent) -> None:
+        """Store a new job, arguments and all, together with its first event."""
+
     async def record(self, job: JobRecord, event: JobEvent) -> None:
-        """Store the job (created or changed) together with the event that made it so."""
+        """Store the job's changed status (`STATUS_FIELDS` only) with the event that changed it.
+
+        The rest of `job` is not written again: it is what `create` stored.
+        """
 
     async def get(self, job_id: str) -> JobRecord | None: ...
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 
 from herald.jobs.events import JobEvent
-from herald.jobs.record import JobRecord
+from herald.jobs.record import STATUS_FIELDS, JobRecord
+from herald.stores.errors import StoreError
 from herald.stores.eventlog import StoredEvent
 
 
@@ -43,9 +44,21 @@ class MemoryJobStore:
         self._events: dict[str, list[JobEvent]] = {}
         self._results: dict[tuple[str, str], tuple[str, bytes]] = {}
 
-    async def record(self, job: JobRecord, event: JobEvent) -> None:
+    async def create(self, job: JobRecord, event: JobEvent) -> None:
+        if job.job_id in self._jobs:
+            raise StoreError(f"a job {job.job_id!r} exists already")
         self._jobs[job.job_id] = copy.deepcopy(job)
-        self._events.setdefault(job.job_id, []).append(event)
+        self._events[job.job_id] = [event]
+
+    async def record(self, job: JobRecord, event: JobEvent) -> None:
+        # Only the status is copied, as the SQLite store writes only the status row: a
+        # change to anything else after `create` is lost the same way in both.
+        stored = self._jobs.get(job.job_id)
+        if stored is None:
+            raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+        for name in STATUS_FIELDS:
+            setattr(stored, name, copy.deepcopy(getattr(job, name)))
+        self._events[job.job_id].append(event)
 
     async def get(self, job_id: str) -> JobRecord | None:
         job = self._jobs.get(job_id)

@@ -4,42 +4,73 @@ The file runs in WAL mode with `synchronous=NORMAL`: a committed event survives 
 crash of the process (the OS still holds it), and readers never block the writer.
 Statements are short and run on the event loop's thread; SQLite answers them in
 microseconds, which is cheaper than a thread hop.
+
+Every `sqlite3.Error` leaves a store as `StoreError` (with the original chained), and a
+write that fails is rolled back whole, so a failed write leaves nothing half-done and the
+next write starts clean.
+
+Jobs are kept in two tables because their parts change at different rates: `jobs` holds
+what started a job (its arguments may be megabytes) and is written once; `job_status`
+holds the few small fields an event changes. An event is one row appended to
+`job_events` plus an update of the job's `job_status` row, whatever the arguments weigh.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, Final
 
 import orjson
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
+from herald.stores.errors import StoreError, map_exceptions
 from herald.stores.eventlog import StoredEvent
 
-JOB_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    job_id TEXT PRIMARY KEY,
-    status TEXT NOT NULL,
-    record BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_by_status ON jobs (status);
-CREATE TABLE IF NOT EXISTS job_events (
-    job_id TEXT NOT NULL,
-    sequence INTEGER NOT NULL,
-    event BLOB NOT NULL,
-    PRIMARY KEY (job_id, sequence)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS job_results (
-    job_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    mime_type TEXT NOT NULL,
-    data BLOB NOT NULL,
-    PRIMARY KEY (job_id, name)
-) WITHOUT ROWID;
-"""
+#: The layout of the job tables this code reads and writes, kept in `PRAGMA user_version`.
+#: Version 1 (never written to the pragma, which read 0) kept each job as one JSON record.
+JOB_SCHEMA_VERSION: Final = 2
+
+JOB_SCHEMA: Final = (
+    """CREATE TABLE jobs (
+        job_id TEXT PRIMARY KEY,
+        tool TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        owner TEXT,
+        progress_token BLOB,
+        arguments BLOB NOT NULL
+    )""",
+    "CREATE INDEX jobs_by_owner ON jobs (owner)",
+    """CREATE TABLE job_status (
+        job_id TEXT PRIMARY KEY,
+        status TEXT NOT NULL,
+        percentage REAL NOT NULL,
+        stage TEXT,
+        eta_seconds REAL,
+        sequence INTEGER NOT NULL,
+        result_uri TEXT,
+        summary TEXT,
+        error BLOB,
+        updated_at TEXT NOT NULL
+    ) WITHOUT ROWID""",
+    "CREATE INDEX job_status_by_status ON job_status (status)",
+    """CREATE TABLE IF NOT EXISTS job_events (
+        job_id TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        event BLOB NOT NULL,
+        PRIMARY KEY (job_id, sequence)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS job_results (
+        job_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        mime_type TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (job_id, name)
+    ) WITHOUT ROWID""",
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS stream_events (
@@ -51,24 +82,44 @@ CREATE TABLE IF NOT EXISTS stream_events (
 ) WITHOUT ROWID;
 """
 
+#: The columns of a job, in the order `_SELECT_JOB` reads them.
+_SELECT_JOB: Final = (
+    "SELECT jobs.job_id, tool, created_at, owner, progress_token, arguments,"
+    " status, percentage, stage, eta_seconds, sequence, result_uri, summary, error, updated_at"
+    " FROM jobs JOIN job_status ON job_status.job_id = jobs.job_id"
+)
+
+#: sqlite3's errors leave the store as ours, the original chained.
+SQLITE_ERRORS: Final[Mapping[type[Exception], type[Exception]]] = {sqlite3.Error: StoreError}
+
+ConnectionFactory = Callable[[str | Path], sqlite3.Connection]
+
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction, taken at its start so two writers never both read stale state."""
+    """One write transaction, taken at its start so two writers never both read stale state.
+
+    If any statement or the COMMIT itself fails (a full disk fails at COMMIT as often as
+    at an INSERT), the transaction is rolled back, so the connection is never left inside
+    a transaction that would refuse every later BEGIN.
+    """
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:
+            db.rollback()
         raise
-    db.execute("COMMIT")
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
+def connect(
+    path: str | Path, *, factory: type[sqlite3.Connection] = sqlite3.Connection
+) -> sqlite3.Connection:
     """Open (and create) a store file with the settings every herald store relies on."""
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=factory)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA busy_timeout=5000")
@@ -79,11 +130,13 @@ class SqliteEventLog:
     """An `EventLog` in a SQLite file; each append is committed before it returns."""
 
     def __init__(self, path: str | Path) -> None:
-        self._db = connect(path)
-        self._db.executescript(SCHEMA)
+        with map_exceptions(SQLITE_ERRORS):
+            self._db = connect(path)
+            self._db.executescript(SCHEMA)
 
     async def append(self, session: str, stream: str, data: bytes) -> int:
-        with transaction(self._db) as db:  # read the last position and write the next, atomically
+        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
+            # Read the last position and write the next in one transaction.
             row = db.execute(
                 "SELECT COALESCE(MAX(position), 0) FROM stream_events WHERE session = ? AND stream = ?",
                 (session, stream),
@@ -96,76 +149,198 @@ class SqliteEventLog:
         return position
 
     async def read_after(self, session: str, stream: str, position: int) -> list[StoredEvent]:
-        rows = self._db.execute(
-            "SELECT position, data FROM stream_events WHERE session = ? AND stream = ? AND position > ?"
-            " ORDER BY position",
-            (session, stream, position),
-        ).fetchall()
+        with map_exceptions(SQLITE_ERRORS):
+            rows = self._db.execute(
+                "SELECT position, data FROM stream_events"
+                " WHERE session = ? AND stream = ? AND position > ? ORDER BY position",
+                (session, stream, position),
+            ).fetchall()
         return [StoredEvent(int(found), bytes(data)) for found, data in rows]
 
     async def forget(self, session: str) -> None:
-        with transaction(self._db) as db:
+        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
             db.execute("DELETE FROM stream_events WHERE session = ?", (session,))
 
     async def forget_stream(self, session: str, stream: str) -> None:
-        with transaction(self._db) as db:
+        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
             db.execute("DELETE FROM stream_events WHERE session = ? AND stream = ?", (session, stream))
 
     async def aclose(self) -> None:
-        self._db.close()
+        with map_exceptions(SQLITE_ERRORS):
+            self._db.close()
 
 
 class SqliteJobStore:
-    """A `JobStore` in a SQLite file; a job's state and its event commit together."""
+    """A `JobStore` in a SQLite file; a job's state and its event commit together.
 
-    def __init__(self, path: str | Path) -> None:
-        self._db = connect(path)
-        self._db.executescript(JOB_SCHEMA)
+    `connect` opens the file; tests pass one whose connection fails on purpose.
+    """
+
+    def __init__(self, path: str | Path, *, connect: ConnectionFactory = connect) -> None:
+        with map_exceptions(SQLITE_ERRORS):
+            self._db = connect(path)
+            prepare_job_tables(self._db)
+
+    async def create(self, job: JobRecord, event: JobEvent) -> None:
+        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
+            _insert_job(db, job)
+            _append_event(db, event)
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
-        with transaction(self._db) as db:
-            db.execute(
-                "INSERT INTO jobs (job_id, status, record) VALUES (?, ?, ?)"
-                " ON CONFLICT (job_id) DO UPDATE SET status = excluded.status, record = excluded.record",
-                (job.job_id, job.status, orjson.dumps(job.to_json())),
-            )
-            db.execute(
-                "INSERT INTO job_events (job_id, sequence, event) VALUES (?, ?, ?)",
-                (event.job_id, event.sequence, orjson.dumps(event.to_params())),
-            )
+        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
+            changed = db.execute(
+                "UPDATE job_status SET status = ?, percentage = ?, stage = ?, eta_seconds = ?,"
+                " sequence = ?, result_uri = ?, summary = ?, error = ?, updated_at = ? WHERE job_id = ?",
+                (*_status_row(job), job.job_id),
+            ).rowcount
+            if changed != 1:
+                raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+            _append_event(db, event)
 
     async def get(self, job_id: str) -> JobRecord | None:
-        row = self._db.execute("SELECT record FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
-        return JobRecord.from_json(orjson.loads(row[0])) if row else None
+        with map_exceptions(SQLITE_ERRORS):
+            row = self._db.execute(f"{_SELECT_JOB} WHERE jobs.job_id = ?", (job_id,)).fetchone()
+        return _job_of(row) if row else None
 
     async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
-        rows = self._db.execute(
-            "SELECT event FROM job_events WHERE job_id = ? AND sequence > ? ORDER BY sequence",
-            (job_id, sequence),
-        ).fetchall()
+        with map_exceptions(SQLITE_ERRORS):
+            rows = self._db.execute(
+                "SELECT event FROM job_events WHERE job_id = ? AND sequence > ? ORDER BY sequence",
+                (job_id, sequence),
+            ).fetchall()
         return [JobEvent.from_params(orjson.loads(row[0])) for row in rows]
 
     async def unfinished(self) -> list[JobRecord]:
-        rows = self._db.execute("SELECT record FROM jobs WHERE status IN ('pending', 'running')").fetchall()
-        return [JobRecord.from_json(orjson.loads(row[0])) for row in rows]
+        with map_exceptions(SQLITE_ERRORS):
+            rows = self._db.execute(
+                f"{_SELECT_JOB} WHERE status IN ('pending', 'running') ORDER BY jobs.rowid"
+            ).fetchall()
+        return [_job_of(row) for row in rows]
 
     async def job_ids(self, owner: str | None = None) -> list[str]:
-        rows = self._db.execute("SELECT record FROM jobs ORDER BY rowid").fetchall()
-        jobs = [JobRecord.from_json(orjson.loads(row[0])) for row in rows]
-        return [job.job_id for job in jobs if owner is None or job.owner == owner]
+        with map_exceptions(SQLITE_ERRORS):
+            if owner is None:
+                rows = self._db.execute("SELECT job_id FROM jobs ORDER BY rowid").fetchall()
+            else:
+                rows = self._db.execute(
+                    "SELECT job_id FROM jobs WHERE owner = ? ORDER BY rowid", (owner,)
+                ).fetchall()
+        return [str(row[0]) for row in rows]
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
-        with transaction(self._db) as db:
+        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
             db.execute(
                 "INSERT OR REPLACE INTO job_results (job_id, name, mime_type, data) VALUES (?, ?, ?, ?)",
                 (job_id, name, mime_type, data),
             )
 
     async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
-        row = self._db.execute(
-            "SELECT mime_type, data FROM job_results WHERE job_id = ? AND name = ?", (job_id, name)
-        ).fetchone()
+        with map_exceptions(SQLITE_ERRORS):
+            row = self._db.execute(
+                "SELECT mime_type, data FROM job_results WHERE job_id = ? AND name = ?", (job_id, name)
+            ).fetchone()
         return (str(row[0]), bytes(row[1])) if row else None
 
     async def aclose(self) -> None:
-        self._db.close()
+        with map_exceptions(SQLITE_ERRORS):
+            self._db.close()
+
+
+def _insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
+    """Write a new job: what started it (once, for good) and its first status."""
+    db.execute(
+        "INSERT INTO jobs (job_id, tool, created_at, owner, progress_token, arguments)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            job.job_id,
+            job.tool,
+            job.created_at,
+            job.owner,
+            orjson.dumps(job.progress_token),
+            orjson.dumps(job.arguments),
+        ),
+    )
+    db.execute(
+        "INSERT INTO job_status (job_id, status, percentage, stage, eta_seconds, sequence,"
+        " result_uri, summary, error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (job.job_id, *_status_row(job)),
+    )
+
+
+def _status_row(job: JobRecord) -> tuple[Any, ...]:
+    error = orjson.dumps(job.error) if job.error is not None else None
+    return (
+        job.status,
+        job.percentage,
+        job.stage,
+        job.eta_seconds,
+        job.sequence,
+        job.result_uri,
+        job.summary,
+        error,
+        job.updated_at,
+    )
+
+
+def _append_event(db: sqlite3.Connection, event: JobEvent) -> None:
+    db.execute(
+        "INSERT INTO job_events (job_id, sequence, event) VALUES (?, ?, ?)",
+        (event.job_id, event.sequence, orjson.dumps(event.to_params())),
+    )
+
+
+def _job_of(row: tuple[Any, ...]) -> JobRecord:
+    job_id, tool, created_at, owner, token, arguments, status, percentage, stage, eta = row[:10]
+    sequence, result_uri, summary, error, updated_at = row[10:]
+    return JobRecord(
+        job_id=job_id,
+        tool=tool,
+        created_at=created_at,
+        updated_at=updated_at,
+        status=status,
+        percentage=percentage,
+        stage=stage,
+        eta_seconds=eta,
+        owner=owner,
+        progress_token=orjson.loads(token) if token is not None else None,
+        result_uri=result_uri,
+        summary=summary,
+        error=orjson.loads(error) if error is not None else None,
+        sequence=sequence,
+        arguments=orjson.loads(arguments),
+    )
+
+
+def prepare_job_tables(db: sqlite3.Connection) -> None:
+    """Create the job tables, or bring a file of an earlier layout up to this one.
+
+    A file written by a newer herald is refused rather than guessed at: writing to a
+    layout this code does not know could lose what that version keeps.
+    """
+    with transaction(db):
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version == JOB_SCHEMA_VERSION:
+            return
+        if version > JOB_SCHEMA_VERSION:
+            raise StoreError(
+                f"the store's job tables have layout {version}, written by a newer herald; "
+                f"this one reads layout {JOB_SCHEMA_VERSION}. Upgrade herald or use another store."
+            )
+        columns = {str(row[1]) for row in db.execute("PRAGMA table_info(jobs)")}
+        if columns and columns != {"job_id", "status", "record"}:
+            raise StoreError(f"the store has a 'jobs' table herald did not write (columns {sorted(columns)})")
+        if columns:
+            db.execute("ALTER TABLE jobs RENAME TO jobs_v1")
+            db.execute("DROP INDEX IF EXISTS jobs_by_status")
+        for statement in JOB_SCHEMA:
+            db.execute(statement)
+        if columns:
+            _migrate_from_records(db)
+        db.execute(f"PRAGMA user_version = {JOB_SCHEMA_VERSION}")
+
+
+def _migrate_from_records(db: sqlite3.Connection) -> None:
+    """Layout 1 to 2: split each job's one JSON record into its fixed part and its status."""
+    for (record,) in db.execute("SELECT record FROM jobs_v1 ORDER BY rowid").fetchall():
+        _insert_job(db, JobRecord.from_json(orjson.loads(record)))
+    db.execute("DROP TABLE jobs_v1")
