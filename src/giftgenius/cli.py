@@ -12,10 +12,13 @@ import asyncio
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
+
+if TYPE_CHECKING:
+    from herald.client import ServerError
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
@@ -151,21 +154,39 @@ def bulk(
         Path | None, typer.Option(help="Where to write the result (JSON; a CSV goes beside it).")
     ] = None,
     modern: Annotated[bool, typer.Option("--modern", help="Use the stateless 2026-07-28 era.")] = False,
+    max_message_bytes: Annotated[
+        int | None,
+        typer.Option(
+            help="Raise the message limit of the server bulk starts (its --max-message-bytes); "
+            f"default {DEFAULT_MAX_BYTES}. Not with --url: that server has its own."
+        ),
+    ] = None,
 ) -> None:
     """Pick gifts for everyone in a CSV, with a live progress bar. Ctrl-C cancels the job."""
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console(stderr=True)
+    if url is not None and max_message_bytes is not None:
+        console.print(
+            "[red]error:[/red] --max-message-bytes sets the limit of the server bulk starts; "
+            "the server at --url has its own (giftgenius serve --max-message-bytes)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(2)
+    argv = SPAWNED_SERVER
+    if max_message_bytes is not None:
+        argv = [*SPAWNED_SERVER, "--max-message-bytes", str(max_message_bytes)]
     target = out or csv_file.with_suffix(".gifts.json")
     files: dict[Path, str] = {}
     try:
         outcome = asyncio.run(
-            _bulk(csv_file.read_text(), url, occasion, budget, target, modern, console, files)
+            _bulk(csv_file.read_text(), url or argv, occasion, budget, target, modern, console, files)
         )
     except KeyboardInterrupt:
         outcome = "cancelled"
     except (ConnectionError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     if outcome == "cancelled":
         console.print("[yellow]Cancelled.[/yellow] The job was asked to stop.")
@@ -179,7 +200,7 @@ def bulk(
 
 async def _bulk(
     csv_text: str,
-    url: str | None,
+    server: str | list[str],
     occasion: str,
     budget: float,
     target: Path,
@@ -187,19 +208,22 @@ async def _bulk(
     console: Any,
     files: dict[Path, str],
 ) -> str:
-    """Run the job and follow it; fills `files` with the result documents to write."""
+    """Run the job on `server` (a URL, or the command line of one to spawn) and follow it.
+
+    Fills `files` with the result documents to write.
+    """
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
     from herald.client import ServerError, connect_http, connect_stdio
 
-    argv = SPAWNED_SERVER
-    connection = connect_http(url, modern) if url else connect_stdio(argv, modern)
+    spawned = not isinstance(server, str)
+    connection = connect_http(server, modern) if isinstance(server, str) else connect_stdio(server, modern)
     async with connection as client:
         arguments = {"csv": csv_text, "occasion": occasion, "budget_per_person": budget}
         try:
             started = await client.call_tool("start_bulk_gift_analysis", arguments)
         except ServerError as exc:
-            raise ValueError(str(exc)) from None
+            raise ValueError(refusal(exc, spawned=spawned)) from None
         job_id = started["structuredContent"]["jobId"]
         console.print(f"job {job_id} started")
         columns = (
@@ -250,6 +274,30 @@ async def _bulk(
         files[target.with_suffix(".csv")] = exported["contents"][0]["text"]
         console.print(final.payload.get("summary", "Done."))
         return "completed"
+
+
+def refusal(error: ServerError, *, spawned: bool) -> str:
+    """What to tell the user when the server refused the bulk request.
+
+    A refusal for size gets the numbers and the one flag that helps: `bulk
+    --max-message-bytes` when bulk started the server, `giftgenius serve
+    --max-message-bytes` for the server at --url. Over stdio the server's error carries
+    the size and the limit as data; over HTTP it is a 413 whose message names the limit.
+    """
+    data = error.data if isinstance(error.data, dict) else {}
+    size, limit = data.get("size"), data.get("limit")
+    if not (error.http_status == 413 or (isinstance(size, int) and isinstance(limit, int))):
+        return str(error)
+    if spawned and isinstance(size, int) and isinstance(limit, int):
+        room = -(-size // 2**20) * 2**20  # the size rounded up to whole MiB
+        return (
+            f"the CSV is too large to send: the request is {size} bytes and the server's limit "
+            f"is {limit} bytes.\nRun bulk again with --max-message-bytes {room} (or more) to raise it."
+        )
+    return (
+        f"the server refused the CSV as too large: {error.message}\n"
+        "Start that server with a larger `giftgenius serve --max-message-bytes` to accept it."
+    )
 
 
 def parse_arguments(pairs: list[str], schema: dict[str, Any]) -> dict[str, Any]:

@@ -122,10 +122,26 @@ async def test_malformed_and_oversize_lines_get_errors_and_serving_goes_on() -> 
         assert (parse_error["id"], parse_error["error"]["code"]) == (None, -32700)
         await peer.send(call(5, "echo", text="x" * 100_000))
         too_big = await peer.receive()
-        assert too_big["error"]["code"] == -32600
+        assert (too_big["id"], too_big["error"]["code"]) == (5, -32600)
         assert "exceeds the limit of 2000 bytes" in too_big["error"]["message"]
         await peer.send(call(6, "echo", text="after"))
         assert (await peer.receive())["result"]["content"][0]["text"] == "after"
+
+
+async def test_an_oversize_request_is_refused_with_its_id_wherever_the_id_is() -> None:
+    params = {"name": "echo", "arguments": {"text": 'x"id":1}' * 1_000_000}}  # 8 MB, many reads
+    id_first = frame({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+    id_last = frame({"method": "tools/call", "params": params, "jsonrpc": "2.0", "id": "last"})
+    unreadable = frame({"jsonrpc": "2.0", "params": params, "method": "tools/call", "id": 9, "x": 0})
+    async with spawn("2000") as peer:
+        await peer.send(HANDSHAKE)
+        assert (await peer.receive())["id"] == 0
+        await peer.send(id_first + id_last + unreadable + request(10, "ping"))
+        replies = [await peer.receive() for _ in range(4)]
+    assert [reply["id"] for reply in replies] == [7, "last", None, 10]
+    for reply, sent in zip(replies[:3], (id_first, id_last, unreadable), strict=True):
+        assert reply["error"]["data"] == {"size": len(sent) - 1, "limit": 2000}
+        assert "--max-message-bytes" in reply["error"]["message"]
 
 
 async def test_progress_arrives_before_the_result_and_in_order() -> None:

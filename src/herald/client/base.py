@@ -32,12 +32,18 @@ JOB_EVENT_PREFIX: Final = "notifications/job/"
 
 
 class ServerError(Exception):
-    """The server answered a request with a JSON-RPC error."""
+    """The server answered a request with a JSON-RPC error.
 
-    def __init__(self, error: JSONObject):
+    Also raised for an error the server could not address to a request (see
+    `Client.unpaired_errors`); `http_status` is the status it came with over HTTP.
+    """
+
+    def __init__(self, error: JSONObject, *, http_status: int | None = None):
         super().__init__(f"{error.get('message')} (code {error.get('code')})")
         self.code: int = error.get("code", 0)
+        self.message: str = str(error.get("message", ""))
         self.data: Any = error.get("data")
+        self.http_status = http_status
 
 
 class ConnectionLost(ConnectionError):
@@ -61,6 +67,12 @@ class Client(abc.ABC):
         self.reconnect_timeout = reconnect_timeout
         #: Every notification (and server request) received, in arrival order.
         self.notifications: list[JSONObject] = []
+        #: Error responses whose id was null or named no request in flight, in arrival order.
+        #: The server sends one when it could not read a message's id (it was not JSON, or
+        #: too large to read). Silently dropping it would leave the request it was about
+        #: waiting forever, so each transport also fails the requests it could belong to:
+        #: over stdio every request then waiting, over HTTP the request of the POST it came on.
+        self.unpaired_errors: list[JSONObject] = []
         self.server_info: JSONObject | None = None
         #: Bumped by every successful (re)connection; tells a stale failure from a fresh one.
         self.generation = 0

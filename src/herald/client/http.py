@@ -10,7 +10,9 @@ every POST carries the version in `_meta` and mirrors it in headers, and jobs ar
 followed by polling alone.
 
 A POST is answered with JSON or with an SSE stream that ends after the reply; messages
-other than the reply that come on it are handled like those of the GET stream.
+other than the reply that come on it are handled like those of the GET stream. The
+client sends one request per POST, so an error response on a POST's answer is that
+request's error even when its id is null (a 413, say): nothing is left waiting.
 """
 
 from __future__ import annotations
@@ -157,7 +159,14 @@ class HttpClient(Client):
                 try:
                     decoded: JSONObject = orjson.loads(body)
                 except orjson.JSONDecodeError:
-                    raise ServerError({"code": response.status_code, "message": body.decode()}) from None
+                    raise ServerError(
+                        {"code": response.status_code, "message": body.decode()},
+                        http_status=response.status_code,
+                    ) from None
+                if isinstance(decoded, dict) and isinstance(decoded.get("error"), dict):
+                    # A POST carries one request, so its error is this request's, id or not
+                    # (a 413 is answered before the body is read, with a null id).
+                    raise ServerError(decoded["error"], http_status=response.status_code)
                 return decoded, response.headers
         except httpx.TransportError as exc:
             raise ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
@@ -176,8 +185,10 @@ class HttpClient(Client):
                 message: JSONObject = orjson.loads(event.data)
                 if "method" in message:
                     self._received(message)
-                elif request_id is not None and message.get("id") == request_id:
-                    return message
+                elif request_id is not None and (message.get("id") == request_id or "error" in message):
+                    return message  # the POST's only request: an error on its stream is about it
+                elif "error" in message:
+                    self.unpaired_errors.append(message)  # on the GET stream no request waits
         return None
 
     # -- the session's GET stream ---------------------------------------------------------------------

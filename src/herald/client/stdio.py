@@ -8,6 +8,9 @@ Over stdio the connection is the process: when it exits, every request in flight
 with `ConnectionLost`, and reconnecting means starting it again from the same command
 line. That is only useful when the server keeps its jobs in a durable store, which is
 exactly the case `job_events` relies on.
+
+An error response that pairs with no request in flight (a null id) fails every request
+in flight with `ServerError`, because nothing says which one it is about.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ __all__ = ["CLIENT_INFO", "ServerError", "StdioClient", "WireEvent", "connect_st
 CLIENT_INFO = {"name": "herald-client", "version": "0.1.0"}
 #: How long a server gets to exit after its stdin closes before it is terminated.
 EXIT_GRACE = 5.0
+#: The longest line (one message) read from the server, in bytes.
+READ_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +155,7 @@ class StdioClient(Client):
     async def _read(self, process: asyncio.subprocess.Process) -> None:
         """Read one process's output until it ends; then fail what waits and tell the followers."""
         assert process.stdout is not None
+        closed = ConnectionLost("the server closed its output")
         try:
             while line := await process.stdout.readline():
                 if self.on_wire is not None:
@@ -157,16 +163,42 @@ class StdioClient(Client):
                 message = orjson.loads(line)
                 if "method" in message:
                     self._received(message)
-                elif (future := self._waiting.pop(message.get("id"), None)) is not None:
+                elif (future := self._pending(message.get("id"))) is not None:
                     future.set_result(message)
-        except (ConnectionError, ValueError):
-            pass  # a broken or garbled pipe ends this process's conversation like EOF does
-        closed = ConnectionLost("the server closed its output")
+                elif "error" in message:
+                    self._fail_unpaired(message)
+        except ConnectionError:
+            pass  # a broken pipe ends this process's conversation like EOF does
+        except ValueError as exc:
+            # So does a garbled line, or one longer than READ_LIMIT; say which, because to
+            # the user "the server closed its output" would be a lie.
+            closed = ConnectionLost(f"cannot read the server's output: {exc}")
         for future in self._waiting.values():
             if not future.done():
                 future.set_exception(closed)
         self._waiting.clear()
         self._dropped()
+
+    def _pending(self, response_id: object) -> asyncio.Future[JSONObject] | None:
+        """The future of the request `response_id` answers, taken out of the waiting table."""
+        if isinstance(response_id, bool) or not isinstance(response_id, int | str):
+            return None
+        return self._waiting.pop(response_id, None)
+
+    def _fail_unpaired(self, message: JSONObject) -> None:
+        """An error no request pairs with fails every request in flight.
+
+        The server answers stdio messages in any order, so nothing says which of them the
+        error is about; failing them all with the server's words is the only choice that
+        leaves none waiting forever. (herald servers answer an oversize or invalid request
+        with its id whenever it can be read, so this is rare: a line that was not JSON.)
+        """
+        self.unpaired_errors.append(message)
+        waiting = list(self._waiting.values())
+        self._waiting.clear()
+        for future in waiting:
+            if not future.done():
+                future.set_result(message)
 
     async def _stop_process(self) -> None:
         """Close stdin (the stdio shutdown signal), wait for the exit, then for the reader."""
@@ -187,7 +219,7 @@ class StdioClient(Client):
 
 async def _start(argv: Sequence[str]) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=64 * 1024 * 1024
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=READ_LIMIT
     )
 
 

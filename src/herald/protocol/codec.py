@@ -22,6 +22,7 @@ from herald.protocol.messages import (
     RequestId,
     Response,
 )
+from herald.protocol.peek import HEAD_BYTES, TAIL_BYTES, peek_request_id
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
@@ -87,9 +88,9 @@ def message_from_json(raw: object) -> Message:
 def decode(data: bytes | str, *, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Message | Batch:
     """Parse one frame (a line on stdio, a body on HTTP) into a message or a batch."""
     if len(data) > max_bytes:
-        raise MessageTooLarge(
-            f"Message of {len(data)} bytes exceeds the limit of {max_bytes} bytes; it was not processed"
-        )
+        edges = (data[:HEAD_BYTES], data[-TAIL_BYTES:])
+        head, tail = (edge.encode("utf-8", "replace") if isinstance(edge, str) else edge for edge in edges)
+        raise too_large(len(data), max_bytes, head, tail)
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -99,6 +100,16 @@ def decode(data: bytes | str, *, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> 
             raise InvalidRequest("Invalid request: an empty batch")
         return Batch(tuple(_item(entry) for entry in raw))
     return message_from_json(raw)
+
+
+def too_large(size: int, limit: int, head: bytes, tail: bytes) -> MessageTooLarge:
+    """The refusal of a `size`-byte message over `limit`, given its first and last bytes.
+
+    Transports that never hold the whole message (stdio skips an oversize line as it
+    streams past) keep `HEAD_BYTES` and `TAIL_BYTES` of it and call this, so every path
+    refuses with the request's id when it can be read and with the same wording.
+    """
+    return MessageTooLarge(size, limit, request_id=peek_request_id(head, tail))
 
 
 def _item(entry: object) -> Message:

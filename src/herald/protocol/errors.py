@@ -57,9 +57,26 @@ class InvalidRequest(ProtocolError):
 
 
 class MessageTooLarge(InvalidRequest):
-    """The message is bigger than the configured limit; nothing of it was parsed."""
+    """The message is bigger than the configured limit; nothing of it was parsed.
+
+    The message names the size, the limit and the option that raises it, because the
+    person who reads it is usually at the client end and cannot see the server's
+    configuration; `data` carries the two numbers for programs. `request_id` is the
+    id the transport could still read from the message's edges (`herald.protocol.peek`),
+    so the client's wait for that request ends with this error.
+    """
 
     http_status = 413
+
+    def __init__(self, size: int, limit: int, *, request_id: int | str | None = None) -> None:
+        super().__init__(
+            f"Message of {size} bytes exceeds the limit of {limit} bytes and was not processed; "
+            "start the server with a larger --max-message-bytes to accept it",
+            data={"size": size, "limit": limit},
+            request_id=request_id,
+        )
+        self.size = size
+        self.limit = limit
 
 
 class MethodNotFound(ProtocolError):

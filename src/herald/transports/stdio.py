@@ -21,8 +21,14 @@ import threading
 from collections.abc import Coroutine
 from typing import IO, Any
 
-from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Outgoing, encode, error_response
-from herald.protocol.errors import MessageTooLarge
+from herald.protocol.codec import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    Outgoing,
+    encode,
+    error_id,
+    error_response,
+    too_large,
+)
 from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.transports.lines import LineSplitter
@@ -89,11 +95,9 @@ async def serve_stdio(
     outbox = StdoutOutbox(loop, await _open_writer(loop, stdout), stdout.fileno())
     connection = Connection(server, outbox, max_message_bytes=max_message_bytes)
 
-    def oversize(size: int) -> None:
-        error = MessageTooLarge(
-            f"Message of {size} bytes exceeds the limit of {max_message_bytes} bytes; skipped"
-        )
-        outbox.send(error_response(None, error))
+    def oversize(size: int, head: bytes, tail: bytes) -> None:
+        error = too_large(size, max_message_bytes, head, tail)
+        outbox.send(error_response(error_id(error), error))
 
     await server.start_jobs()
     splitter = LineSplitter(max_message_bytes, connection.receive_data, oversize)
