@@ -54,7 +54,7 @@ browser-deps: $(HOST_DEPS)
 	node tests/widget/host/build.mjs
 
 unit: install-dev browser-deps
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest --cov --cov-fail-under=90
 
 screenshots: install-dev browser-deps
 	$(VENV)/bin/python tests/widget/screenshots.py
