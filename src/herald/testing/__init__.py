@@ -1,4 +1,6 @@
-"""Test doubles shipped as API: an in-memory client that speaks both eras.
+"""Test doubles shipped as API: an in-memory client that speaks both eras, and the
+conformance checks every store (`check_event_log`, `check_job_store`) and every transport
+(`check_transport`, against `check_server()`) must pass.
 
 `InMemoryClient` drives a real `Connection` through the same byte path as stdio
 (encode, `receive_data`, decode), so tests exercise the codec and the session rules,
@@ -27,13 +29,17 @@ from herald.protocol.versions import (
 from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.stores.conformance import check_event_log, check_job_store
+from herald.testing.transport_check import WireSession, check_server, check_transport
 
 __all__ = [
     "ClientAnswer",
     "InMemoryClient",
     "RPCError",
+    "WireSession",
     "check_event_log",
     "check_job_store",
+    "check_server",
+    "check_transport",
     "connect",
     "free_port",
     "wait_until_listening",
