@@ -144,17 +144,35 @@ async def test_a_modern_notification_needs_no_session(running: Running) -> None:
     assert handshake.status_code == 400, "without a version, a notification still needs its session"
 
 
+async def test_a_slow_listener_gets_everything_through_back_pressure() -> None:
+    log = MemoryEventLog()
+    stream = DurableStream(log, "session", "p")
+    live = stream.listen()
+    stream.start()
+    total = MAX_UNREAD_FRAMES * 3
+    for number in range(total):
+        stream.send(Notification("notifications/message", {"level": "info", "data": number}))
+    received: list[int] = []
+    async with asyncio.timeout(10):
+        while len(received) < total:
+            frame = await live.get()
+            received.append(orjson.loads(frame.split(b"data: ", 1)[1])["params"]["data"])
+    assert received == list(range(total)), "a listener that keeps reading loses nothing"
+    assert stream.listening
+    await stream.aclose()
+
+
 async def test_a_listener_that_stops_reading_is_cut_off_and_loses_nothing() -> None:
     log = MemoryEventLog()
     stream = DurableStream(log, "session", "g")
+    stream.stall_seconds = 0.05  # how long a listener may read nothing before it is cut off
     live = stream.listen()
     stream.start()
     total = MAX_UNREAD_FRAMES + 500
     for number in range(total):
         stream.send(Notification("notifications/message", {"level": "info", "data": number}))
     await stream.aclose()
-    queued = live.qsize()
-    assert queued <= MAX_UNREAD_FRAMES + 1, "the unread frames stay bounded"
+    assert live.qsize() <= MAX_UNREAD_FRAMES, "the unread frames stay bounded"
     assert not stream.listening, "the slow listener was let go"
     stored = await log.read_after("session", "g", 0)
     assert [orjson.loads(item.data)["params"]["data"] for item in stored] == list(range(total))

@@ -1,7 +1,9 @@
 """Check params and results against the official wire types for the version in force.
 
-The `mcp_types` surface maps are the version gate (a method absent for a version does
-not exist there) and the shape check. Pydantic's errors are rewritten into one sentence
+The official surface maps (`mcp_types.methods`, mirrored era by era in
+`herald.protocol.wire_types` so that an era's models are built only when first needed)
+are the version gate (a method absent for a version does not exist there) and the shape
+check. Pydantic's errors are rewritten into one sentence
 a person can act on; when a required field is missing and the params hold a field with
 a familiar wrong name (`tool` for `name`, `resourceId` for `uri`) the message says so.
 
@@ -13,12 +15,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Final
 
-from mcp_types import InputResponse, methods
 from pydantic import TypeAdapter, ValidationError
 
 from herald.protocol.errors import InternalError, InvalidParams, MethodNotFound
+from herald.protocol.wire_types import adapter, wire_type
 
 #: Wrong names people (and models) commonly use, mapped to the spec's field names.
 FAMILIAR_MISTAKES: Final[Mapping[str, str]] = {
@@ -68,13 +71,26 @@ def nested_deeper_than(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
 
 
 def validate_request_params(method: str, version: str, params: Mapping[str, Any] | None) -> None:
-    """Raise `MethodNotFound` or `InvalidParams` unless `params` fit `method` at `version`."""
+    """Raise `MethodNotFound` or `InvalidParams` unless `params` fit `method` at `version`.
+
+    The wire models are whole frames, so the params are checked inside a stub envelope,
+    as `mcp_types.methods.validate_client_request` does.
+    """
     try:
-        methods.validate_client_request(method, version, params)
+        model = wire_type("request", method, version)
     except KeyError:
         raise MethodNotFound(f"Method not found: {method} (protocol version {version})") from None
+    try:
+        model.model_validate(_frame(method, params, {"jsonrpc": "2.0", "id": 0}), by_name=False)
     except ValidationError as exc:
         raise InvalidParams(describe(method, params, exc)) from None
+
+
+def _frame(method: str, params: Mapping[str, Any] | None, envelope: dict[str, Any]) -> dict[str, Any]:
+    envelope["method"] = method
+    if params is not None:
+        envelope["params"] = params
+    return envelope
 
 
 def without_unusable_answers(params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -95,19 +111,26 @@ def without_unusable_answers(params: Mapping[str, Any] | None) -> Mapping[str, A
 
 def _is_answer(value: object) -> bool:
     try:
-        _ANSWER.validate_python(value, by_name=False)
+        _answer_adapter().validate_python(value, by_name=False)
     except ValidationError:
         return False
     return True
 
 
-_ANSWER: TypeAdapter[Any] = TypeAdapter(InputResponse)
+@cache
+def _answer_adapter() -> TypeAdapter[Any]:
+    """Built on the first 2026-07-28 retry: no other exchange carries answers."""
+    from mcp_types import InputResponse
+
+    return TypeAdapter(InputResponse)
 
 
 def validate_notification_params(method: str, version: str, params: Mapping[str, Any] | None) -> bool:
     """Whether a client notification is one this version knows, with valid params."""
     try:
-        methods.validate_client_notification(method, version, params)
+        wire_type("notification", method, version).model_validate(
+            _frame(method, params, {"jsonrpc": "2.0"}), by_name=False
+        )
     except (KeyError, ValidationError):
         return False
     return True
@@ -116,15 +139,33 @@ def validate_notification_params(method: str, version: str, params: Mapping[str,
 def serialize_result(method: str, version: str, result: Mapping[str, Any]) -> dict[str, Any]:
     """Validate a result we are about to send and return its wire shape.
 
-    A result that does not fit the schema is our bug: it becomes an internal error and
-    the detail goes to the log through the exception chain.
+    The shape is the schema's, as `mcp_types.methods.serialize_server_result` gives it:
+    fields the version does not define are dropped. A result that does not fit the
+    schema is our bug: it becomes an internal error and the detail goes to the log
+    through the exception chain.
     """
     try:
-        return methods.serialize_server_result(method, version, result)
+        shape = adapter(wire_type("result", method, version))
     except KeyError:
         return dict(result)
+    try:
+        dumped: dict[str, Any] = shape.dump_python(
+            shape.validate_python(result, by_name=False), by_alias=True, mode="json", exclude_none=True
+        )
     except ValidationError as exc:
         raise InternalError(f"Internal error: the {method} result did not match the schema") from exc
+    return dumped
+
+
+def is_cacheable(method: str) -> bool:
+    """Whether `method`'s 2026-07-28 result carries cache hints (`ttlMs`, `cacheScope`).
+
+    Asked only of modern results, so importing `mcp_types.methods` here costs nothing a
+    modern exchange would not pay anyway.
+    """
+    from mcp_types.methods import CACHEABLE_METHODS
+
+    return method in CACHEABLE_METHODS
 
 
 def describe(method: str, params: Mapping[str, Any] | None, error: ValidationError) -> str:

@@ -10,12 +10,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from mcp_types import SERVER_INFO_META_KEY
-from mcp_types.methods import CACHEABLE_METHODS
 
 from herald.protocol.errors import InternalError, MethodNotFound, ProtocolError, ResourceNotFound
 from herald.protocol.messages import ErrorResponse, Request, Response
 from herald.protocol.sealing import seal
-from herald.protocol.validation import serialize_result, validate_request_params, without_unusable_answers
+from herald.protocol.validation import (
+    is_cacheable,
+    serialize_result,
+    validate_request_params,
+    without_unusable_answers,
+)
 from herald.server.handlers import HANDLERS, SELF_VALIDATED, state_purpose
 from herald.server.inputs import InputRequired
 from herald.server.scope import RequestScope
@@ -79,7 +83,7 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
 def add_modern_fields(server: Server, method: str, result: dict[str, Any]) -> None:
     """What every 2026-07-28 result carries: its type, cache hints where defined, and who we are."""
     result.setdefault("resultType", "complete")
-    if method in CACHEABLE_METHODS:
+    if is_cacheable(method):
         result.setdefault("ttlMs", server.cache_ttl_ms)
         result.setdefault("cacheScope", server.cache_scope)
     meta = result.setdefault("_meta", {})

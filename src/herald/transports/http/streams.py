@@ -25,10 +25,13 @@ from herald.stores.eventlog import EventLog
 STANDALONE = "g"
 #: Producers (progress, logs) wait for the pump once this many messages are queued.
 HIGH_WATER = 1024
-#: Frames a listener may leave unread before it is cut off. Everything is in the log, so a
-#: client that falls this far behind resumes with `Last-Event-ID` and loses nothing, while
-#: the server's memory stays flat whatever the client does.
+#: Frames a listener may leave unread. Past this the pump waits for it (back-pressure that
+#: reaches producers through `drain`), so a client that reads slowly still gets everything.
 MAX_UNREAD_FRAMES = 4096
+#: How long the pump waits for a listener that reads nothing before it cuts it off.
+#: Everything is in the log, so the client resumes with `Last-Event-ID` and loses nothing,
+#: while the server's memory stays bounded whatever the client does.
+STALLED_LISTENER_SECONDS = 10.0
 
 
 class _Marker:
@@ -87,6 +90,7 @@ class DurableStream:
         self.finished = asyncio.Event()
         self._room = asyncio.Event()  # set when a waiting producer may queue more
         self.on_finished: Callable[[], None] | None = None
+        self.stall_seconds = STALLED_LISTENER_SECONDS
 
     # -- outbox ----------------------------------------------------------------------------------
 
@@ -122,13 +126,13 @@ class DurableStream:
                     self.position += 1
                 else:
                     self.position = await self.log.append(self.session, self.name, data)
-                if self._listener is not None:
-                    if self._listener.qsize() >= MAX_UNREAD_FRAMES:
-                        self.detach()  # it stopped reading: cut it off; it resumes from the log
-                    else:
-                        frame = encode_event(data, event_id=event_id(self.name, self.position))
-                        self._listener.put_nowait(frame)
+                if (listener := self._listener) is not None:
+                    frame = encode_event(data, event_id=event_id(self.name, self.position))
+                    if not listener.full():  # the usual case, kept free of awaits: the hot path
+                        listener.put_nowait(frame)
                         self.delivered = self.position
+                    else:
+                        await self._wait_for_room(listener, frame)
                 if self.is_last(message):
                     break
         finally:
@@ -137,6 +141,16 @@ class DurableStream:
             self.detach()
             if self.on_finished is not None:
                 self.on_finished()
+
+    async def _wait_for_room(self, listener: asyncio.Queue[bytes], frame: bytes) -> None:
+        """The listener is behind: wait for it (back-pressure), or cut it off if it stalls."""
+        try:
+            await asyncio.wait_for(listener.put(frame), self.stall_seconds)
+        except TimeoutError:
+            self.detach(listener)  # it stopped reading: it resumes from the log
+            return
+        if listener is self._listener:
+            self.delivered = self.position
 
     def is_last(self, message: Outgoing) -> bool:
         """Whether the stream ends after this message (a POST stream ends with its replies)."""
@@ -170,13 +184,13 @@ class DurableStream:
         not end the response of the client that resumed the stream after it.
         """
         if self._listener is not None and (listener is None or listener is self._listener):
-            self._listener.put_nowait(_END)
+            _end(self._listener)
             self._listener = None
 
     def listen(self) -> asyncio.Queue[bytes]:
         """Become the stream's listener (a newer connection replaces an older one)."""
         self.detach()
-        live: asyncio.Queue[bytes] = asyncio.Queue()
+        live: asyncio.Queue[bytes] = asyncio.Queue(MAX_UNREAD_FRAMES)
         self._listener = live
         return live
 
@@ -219,6 +233,13 @@ class DurableStream:
                     yield b"".join(batch[:-1])
                 return
             yield b"".join(batch)
+
+
+def _end(queue: asyncio.Queue[bytes]) -> None:
+    """Queue the end marker even into a full queue: its frames are in the log, the oldest go."""
+    while queue.full():
+        queue.get_nowait()
+    queue.put_nowait(_END)
 
 
 def _drop_through(queue: asyncio.Queue[bytes], position: int) -> None:
