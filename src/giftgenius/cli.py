@@ -60,6 +60,14 @@ def serve(
             "(ChatGPT asks for one when an app is submitted)."
         ),
     ] = None,
+    max_running_jobs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Run at most this many jobs at once; later ones wait, pending, in order. "
+            "Default: twice the CPU cores.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -69,6 +77,8 @@ def serve(
     log, jobs, where = open_stores(store, app_name="giftgenius")
     server = build_server(widget_domain=widget_domain)
     server.use_job_store(jobs)
+    if max_running_jobs is not None:
+        server.job_runner().max_running = max_running_jobs
     if stdio:
         from herald.transports.stdio import run_stdio
 

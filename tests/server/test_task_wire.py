@@ -14,7 +14,7 @@ import mcp_types
 import pytest
 
 from herald import Server
-from herald.server.jobs import JobContext
+from herald.server.jobs import JobContext, JobFailure
 from herald.testing import InMemoryClient, connect
 
 TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
@@ -34,6 +34,17 @@ def build(page_size: int = 100) -> Server:
         """A job tool, reachable as a task."""
         await ctx.report_progress(50, "half")
         return {"done": True, "summary": "Counted to ten."}
+
+    @server.job()
+    async def refusing(ctx: JobContext) -> dict[str, Any]:
+        """A job tool whose job fails."""
+        raise JobFailure("no_input", "There was nothing to count.", "Give it something to count.")
+
+    @server.job()
+    async def waiting(ctx: JobContext) -> dict[str, Any]:
+        """A job tool whose job runs until it is cancelled."""
+        await asyncio.Event().wait()
+        return {}
 
     return server
 
@@ -63,10 +74,15 @@ async def test_core_job_task_result_keeps_the_output_schema() -> None:
         task_id = created["task"]["taskId"]
         result = await client.request("tasks/result", {"taskId": task_id})
         assert errors(validator, result["structuredContent"]) == []
-        assert result["structuredContent"]["jobId"] == task_id
+        link = result["content"][1]
+        assert result["structuredContent"] == {
+            "jobId": task_id,
+            "status": "completed",
+            "resultResourceId": link["uri"],
+            "summary": "Counted to ten.",
+        }
         assert "isError" not in result
         assert result["content"][0]["text"] == "Counted to ten."
-        link = result["content"][1]
         assert link["type"] == "resource_link"
         contents = (await client.request("resources/read", {"uri": link["uri"]}))["contents"]
         assert '"done":true' in contents[0]["text"]
@@ -80,17 +96,58 @@ async def test_extension_job_task_result_keeps_the_output_schema() -> None:
         created = await client.call_tool("counting")
         assert created["resultType"] == "task"
         done = await until_status(client, created["taskId"], "completed")
-        assert errors(validator, done["result"]["structuredContent"]) == []
+        structured = done["result"]["structuredContent"]
+        assert errors(validator, structured) == []
+        assert structured["status"] == "completed"
+        assert structured["resultResourceId"] == done["result"]["content"][1]["uri"]
         assert done["result"]["content"][1]["type"] == "resource_link"
 
 
-async def test_a_plain_job_call_answers_the_same_structured_content_as_its_task() -> None:
-    """The task's structuredContent is the tool's own answer, not a different document."""
+async def test_a_job_tool_answers_pending_at_once_and_its_task_the_ending() -> None:
+    """Both answers are the same tool's, so both keep the one outputSchema."""
     async with connect(build()) as client:
+        validator = await output_validator(client, "counting")
         plain = await client.call_tool("counting")
+        assert errors(validator, plain["structuredContent"]) == []
         job_id = plain["structuredContent"]["jobId"]
+        assert plain["structuredContent"] == {"jobId": job_id, "status": "pending"}
         result = await client.request("tasks/result", {"taskId": job_id})
-        assert result["structuredContent"] == plain["structuredContent"]
+        assert errors(validator, result["structuredContent"]) == []
+        assert result["structuredContent"]["jobId"] == job_id
+        assert result["structuredContent"]["status"] == "completed"
+
+
+async def test_a_failed_job_tool_task_answers_its_error_within_the_schema() -> None:
+    async with connect(build()) as client:
+        validator = await output_validator(client, "refusing")
+        task_id = (await client.call_tool("refusing", task={}))["task"]["taskId"]
+        result = await client.request("tasks/result", {"taskId": task_id})
+        assert errors(validator, result["structuredContent"]) == []
+        assert result["isError"] is True
+        assert result["structuredContent"] == {
+            "jobId": task_id,
+            "status": "failed",
+            "error": {
+                "code": "no_input",
+                "message": "There was nothing to count.",
+                "hint": "Give it something to count.",
+            },
+        }
+        assert result["content"][0]["text"] == "There was nothing to count."
+        mcp_types.CallToolResult.model_validate(result)
+
+
+async def test_a_cancelled_job_tool_task_answers_within_the_schema() -> None:
+    async with connect(build()) as client:
+        validator = await output_validator(client, "waiting")
+        task_id = (await client.call_tool("waiting", task={}))["task"]["taskId"]
+        cancelled = await client.request("tasks/cancel", {"taskId": task_id})
+        assert cancelled["status"] == "cancelled"
+        result = await client.request("tasks/result", {"taskId": task_id})
+        assert errors(validator, result["structuredContent"]) == []
+        assert result["isError"] is True
+        assert result["structuredContent"]["status"] == "cancelled"
+        assert result["structuredContent"]["error"]["code"] == "cancelled"
 
 
 async def test_core_cancel_of_a_terminal_task_is_invalid_params() -> None:

@@ -14,8 +14,11 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import functools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
@@ -23,11 +26,11 @@ from pydantic import Field
 
 from herald.content import ToolResult, text
 from herald.jobs.events import all_schemas
-from herald.jobs.machine import IllegalTransition
+from herald.jobs.machine import IllegalTransition, JobStatus
 from herald.jobs.record import JobRecord
 from herald.jobs.service import STORE_ERROR, JobService, UnknownJob
 from herald.protocol.cursor import decode_cursor, encode_cursor
-from herald.protocol.errors import InvalidParams
+from herald.protocol.errors import InvalidParams, ProtocolError
 from herald.server.context import Context
 from herald.server.registry import ToolSpec
 from herald.server.signature import read_signature
@@ -78,6 +81,56 @@ JOB_STATUS_SCHEMA: dict[str, Any] = {
     },
     "required": ["jobId", "status", "percentage", "stage", "events", "nextCursor", "pollAfterMs"],
 }
+
+#: The `outputSchema` of every `@server.job` tool. Starting the job answers
+#: `{jobId, status: "pending"}`; when the call ran as a task, `tasks/result` answers with the
+#: same tool's result for the ended job (`completed` with its result and summary, or
+#: `failed`/`cancelled` with an error), and clients check both against this one schema.
+JOB_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "jobId": {"type": "string", "minLength": 1},
+        "status": {"enum": [status.value for status in JobStatus]},
+        "resultResourceId": {"type": "string", "minLength": 1},
+        "summary": {"type": "string"},
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "hint": {"type": "string"},
+            },
+            "required": ["code", "message"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["jobId", "status"],
+    "additionalProperties": False,
+}
+
+
+def default_max_running_jobs() -> int:
+    """How many jobs run at once unless the server says otherwise: twice the cores (4 on 2).
+
+    Every job runs on the server's one event loop, so more jobs at once do not finish
+    sooner: they make each other, and every request, wait behind more job steps (1,000
+    jobs started together held pings up for seconds). A few per core is enough to keep
+    the cores busy with jobs that wait on I/O or hand work to threads; the rest wait,
+    `pending`, in creation order.
+    """
+    return 2 * (os.cpu_count() or 1)
+
+
+class ShuttingDown(ProtocolError):
+    """A job arrived while the server was stopping: it is not started (it ends `interrupted`)."""
+
+    code = -32603
+    http_status = 503
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The server is shutting down and starts no new jobs; start the job again once it is back."
+        )
 
 
 class JobFailure(Exception):
@@ -150,6 +203,16 @@ class JobContext:
 Ending = Callable[[], Awaitable[object]]
 
 
+@dataclass(slots=True)
+class _Admission:
+    """A launched job waiting for a free slot: what its task will run."""
+
+    job_id: str
+    function: Callable[..., Any]
+    values: dict[str, Any]
+    context: JobContext
+
+
 class JobRunner:
     """Runs job functions as tasks and records how each ended.
 
@@ -160,12 +223,19 @@ class JobRunner:
     server runs, because a live server must never leave a job `running` that nothing
     runs. Only shutdown ends the retries, after one last try; the next start then fails
     the job as `interrupted`.
+
+    Admission: `launch` accepts every job at once, but at most `max_running` have a task;
+    the others stay `pending` in the store and wait here, in the order they were launched
+    (which is the order the store created them: a job tool launches right after `create`
+    returns), until a running job's task ends. A queued job cancelled is taken off the
+    queue; at shutdown the queued jobs are failed `interrupted`, as the running ones are.
     """
 
     def __init__(
         self,
         service: JobService,
         *,
+        max_running: int | None = None,
         retry_delay: float = 0.05,
         max_retry_delay: float = 2.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -174,9 +244,27 @@ class JobRunner:
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         self._sleep = sleep
+        self._max_running = _checked_limit(max_running or default_max_running_jobs())
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._contexts: dict[str, JobContext] = {}
+        #: Launched, not yet running, oldest first (dicts keep insertion order).
+        self._queue: dict[str, _Admission] = {}
         self._closing = False
+
+    @property
+    def max_running(self) -> int:
+        """How many jobs may run at once; raising it starts waiting jobs at once."""
+        return self._max_running
+
+    @max_running.setter
+    def max_running(self, limit: int) -> None:
+        self._max_running = _checked_limit(limit)
+        self._admit()
+
+    @property
+    def accepting(self) -> bool:
+        """False once shutdown has begun: `launch` refuses new jobs."""
+        return not self._closing
 
     def launch(
         self,
@@ -186,18 +274,40 @@ class JobRunner:
         context_name: str | None,
         log: Callable[[str, Any], None],
     ) -> None:
+        """Accept a created (`pending`) job: run it now if a slot is free, else when one frees.
+
+        Raises `ShuttingDown` once `aclose` has begun: nothing would run the job, and
+        `aclose` may already have failed the jobs it knew of. The caller fails the job
+        (`launch_job` does).
+        """
+        if self._closing:
+            raise ShuttingDown()
         context = JobContext(self.service, job, log)
         values = dict(arguments)
         if context_name is not None:
             values[context_name] = context
-        # Owned here: `cancel` and `aclose` cancel it, and `aclose` awaits it.
-        task = asyncio.get_running_loop().create_task(self._run(job.job_id, function, values, context))
-        self._tasks[job.job_id] = task
         self._contexts[job.job_id] = context
+        self._queue[job.job_id] = _Admission(job.job_id, function, values, context)
+        self._admit()
+
+    def _admit(self) -> None:
+        """Start waiting jobs, oldest first, while slots are free."""
+        while self._queue and len(self._tasks) < self._max_running and not self._closing:
+            admitted = self._queue.pop(next(iter(self._queue)))
+            self._start(admitted)
+
+    def _start(self, admitted: _Admission) -> None:
+        job_id = admitted.job_id
+        # Owned here: `cancel` and `aclose` cancel it, and `aclose` awaits it.
+        task = asyncio.get_running_loop().create_task(
+            self._run(job_id, admitted.function, admitted.values, admitted.context)
+        )
+        self._tasks[job_id] = task
 
         def forget(_: object) -> None:
-            self._tasks.pop(job.job_id, None)
-            self._contexts.pop(job.job_id, None)
+            self._tasks.pop(job_id, None)
+            self._contexts.pop(job_id, None)
+            self._admit()  # its slot is free
 
         task.add_done_callback(forget)
 
@@ -215,7 +325,11 @@ class JobRunner:
         """Run the function; the ending still to record, or None once completion is recorded."""
         service = self.service
         try:
-            await service.start(job_id)
+            try:
+                await service.start(job_id)
+            except IllegalTransition:  # it ended (cancelled, say) while it waited for a slot
+                logger.info("job %s ended before it could start", job_id)
+                return None
             outcome = await function(**values)
             if context.store_failure is not None:  # the function caught it and went on
                 raise context.store_failure
@@ -278,11 +392,16 @@ class JobRunner:
     def cancel(self, job_id: str) -> bool:
         """Stop a running job: its context's `cancel_requested` is set and its task cancelled.
 
-        A job whose function has already stopped is only recording its ending; a cancel
-        request changes nothing then, so its task is left alone.
+        True when the runner records the ending. A job whose function has already stopped
+        is only recording its ending; a cancel request changes nothing then, so its task is
+        left alone. A job still waiting for a slot is taken off the queue and False is
+        returned, as for a job the runner does not know: the caller records the
+        cancellation (`JobService.cancel`), and nothing will start the job.
         """
         task = self._tasks.get(job_id)
         if task is None:
+            if self._queue.pop(job_id, None) is not None:
+                self._contexts.pop(job_id).cancel_requested.set()
             return False
         context = self._contexts[job_id]
         context.cancel_requested.set()
@@ -291,26 +410,70 @@ class JobRunner:
         return True
 
     async def wait_ended(self, job_id: str) -> None:
-        """Wait until the job's task has stopped (its ending recorded, or given up at shutdown)."""
+        """Wait until the job's task has stopped (its ending recorded, or given up at shutdown).
+
+        A job still waiting for a slot has no task yet: this returns at once for it.
+        """
         task = self._tasks.get(job_id)
         if task is not None:
             await asyncio.shield(task)
 
     @property
     def running(self) -> int:
+        """Jobs with a task: running, or recording how they ended."""
         return len(self._tasks)
 
+    @property
+    def queued(self) -> int:
+        """Jobs launched and still `pending`, waiting for a slot."""
+        return len(self._queue)
+
     async def aclose(self) -> None:
-        """Stop every running job and wait until each has recorded how it ended.
+        """Stop every running job, fail every waiting one, and wait until each has ended.
 
         A job stopped here ends `failed` with code `interrupted` ("server shutting down"),
-        not `cancelled`: nobody asked for it to stop, and it can be started again.
+        not `cancelled`: nobody asked for it to stop, and it can be started again. That
+        holds for the jobs still waiting for a slot too; from here on `launch` refuses.
         """
         self._closing = True
+        waiting = list(self._queue)
+        self._queue.clear()
+        for job_id in waiting:
+            self._contexts.pop(job_id, None)
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        for job_id in waiting:
+            await self._settle(job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN))
+
+
+def _checked_limit(limit: int) -> int:
+    if limit < 1:
+        raise ValueError(f"at least one job must be able to run at a time, not {limit}")
+    return limit
+
+
+async def launch_job(
+    server: Server,
+    job: JobRecord,
+    function: Callable[..., Any],
+    arguments: dict[str, Any],
+    context_name: str | None,
+    log: Callable[[str, Any], None],
+) -> None:
+    """Hand a created job to the runner; if the server is shutting down, fail it and refuse.
+
+    The job was already created `pending`, so it is failed `interrupted` before
+    `ShuttingDown` reaches the caller: a job nothing will run must not stay pending. If
+    the store has closed too, the next start fails it the same way.
+    """
+    try:
+        server.job_runner().launch(job, function, arguments, context_name, log)
+    except ShuttingDown:
+        with contextlib.suppress(IllegalTransition, StoreError):
+            await server.job_service().interrupt(job.job_id, SHUTTING_DOWN)
+        raise
 
 
 async def _quietly(change: Any) -> None:
@@ -337,9 +500,11 @@ def job_tool(
 
     async def start(**values: Any) -> ToolResult:
         context: Context = values.pop("__request_context__")
+        if not server.job_runner().accepting:
+            raise ShuttingDown()
         service = server.job_service()
         job = await service.create(name, values, owner=context.owner, progress_token=context.progress_token)
-        server.job_runner().launch(job, function, values, job_context_name, context.job_log(job.job_id))
+        await launch_job(server, job, function, values, job_context_name, context.job_log(job.job_id))
         return ToolResult(
             [text(f"Started job {job.job_id}. Follow it with get_job_status(jobId={job.job_id!r}).")],
             structured={"jobId": job.job_id, "status": "pending"},
@@ -354,11 +519,7 @@ def job_tool(
         signature=start_signature,
         description=description,
         input_schema=signature.schema,
-        output_schema={
-            "type": "object",
-            "properties": {"jobId": {"type": "string"}, "status": {"const": "pending"}},
-            "required": ["jobId", "status"],
-        },
+        output_schema=JOB_TOOL_OUTPUT_SCHEMA,
         title=title,
         annotations=annotations,
         meta=meta,

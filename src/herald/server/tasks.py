@@ -38,7 +38,7 @@ from herald.protocol.errors import InvalidParams, MethodNotFound, MissingClientC
 from herald.protocol.validation import serialize_result
 from herald.protocol.versions import is_at_least
 from herald.server.inputs import answer_is_valid
-from herald.server.jobs import JobContext, JobFailure
+from herald.server.jobs import JobContext, JobFailure, ShuttingDown, launch_job
 from herald.server.registry import ToolSpec
 from herald.server.scope import RequestScope
 
@@ -117,6 +117,8 @@ class TaskManager:
             started = await execute_tool(self.server, scope, spec, arguments, context)
             return self.created(await self.job(started["structuredContent"]["jobId"]), shape)
         preflight = await spec.task_preflight(context) if spec.task_preflight is not None else None
+        if not self.server.job_runner().accepting:
+            raise ShuttingDown()
         service = self.server.job_service()
         job = await service.create(spec.name, arguments, owner=scope.owner)
         inputs = self.inputs[job.job_id] = TaskInputs()
@@ -136,7 +138,11 @@ class TaskManager:
             uri = await ctx.save_result(TASK_RESULT, orjson.dumps(result), "application/json")
             ctx.complete(uri)
 
-        self.server.job_runner().launch(job, body, {}, "ctx", context.job_log(job.job_id))
+        try:
+            await launch_job(self.server, job, body, {}, "ctx", context.job_log(job.job_id))
+        except ShuttingDown:
+            self.inputs.pop(job.job_id, None)
+            raise
         return self.created(job, shape)
 
     def created(self, job: JobRecord, shape: TaskShape) -> dict[str, Any]:
@@ -191,6 +197,11 @@ class TaskManager:
             found: dict[str, Any] = orjson.loads(stored[1])
             return found
         return job_tool_result(job)
+
+    def starts_job(self, job: JobRecord) -> bool:
+        """Whether the task is a `@server.job` tool's job (rather than a tool run as a task)."""
+        spec = self.server.registry.tools.get(job.tool)
+        return spec is not None and spec.starts_job
 
     def error(self, job: JobRecord) -> dict[str, Any]:
         error = job.error or {}
@@ -261,6 +272,8 @@ class TaskManager:
         job = await self._until_ended((await self.job(scope.params.get("taskId"))).job_id)
         if job.status == "completed":
             result = await self.result(job)
+        elif self.starts_job(job):  # the tool's own answer, with the job's error in it
+            result = job_tool_result(job)
         elif job.status == "failed":
             raise _TaskFailed(self.error(job))
         else:
@@ -315,18 +328,27 @@ def wire(model: BaseModel) -> dict[str, Any]:
 
 
 def job_tool_result(job: JobRecord) -> dict[str, Any]:
-    """The result of a `@server.job` tool's task: its answer, plus where the job's outcome is.
+    """The result of a `@server.job` tool's task: the tool's answer, for the job as it ended.
 
-    The job is the task, so the call's result is what the tool answers when it starts the
-    job, and `structuredContent` must keep the tool's `outputSchema` (`jobId` and the
-    status the job had when the call answered, "pending"): clients reject anything else.
-    The task's own status says the job has ended; the text and the resource link carry the
-    summary and the result document.
+    The job is the task, so `structuredContent` keeps the tool's `outputSchema`
+    (`JOB_TOOL_OUTPUT_SCHEMA`), which clients check: the job id, its final status, and the
+    result document and summary of a completed job, or the error of a failed or cancelled
+    one (then the result is a tool error, `isError`, since the tool's work did not get
+    done; the request itself was fine). The text and a resource link say the same for
+    clients that read only `content`.
     """
-    content = [text(job.summary or f"Job {job.job_id} completed.")]
-    if job.result_uri:
-        content.append(resource_link(job.result_uri, "result"))
-    return {"content": content, "structuredContent": {"jobId": job.job_id, "status": "pending"}}
+    structured: dict[str, Any] = {"jobId": job.job_id, "status": job.status}
+    if job.status == "completed":
+        content = [text(job.summary or f"Job {job.job_id} completed.")]
+        if job.result_uri:
+            structured["resultResourceId"] = job.result_uri
+            content.append(resource_link(job.result_uri, "result"))
+        if job.summary is not None:
+            structured["summary"] = job.summary
+        return {"content": content, "structuredContent": structured}
+    error = job.error or {"code": "cancelled", "message": f"Job {job.job_id} was cancelled."}
+    structured["error"] = error
+    return {"content": [text(error["message"])], "structuredContent": structured, "isError": True}
 
 
 def _not_cancellable(job: JobRecord) -> str:

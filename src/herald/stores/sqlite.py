@@ -2,8 +2,14 @@
 
 The file runs in WAL mode with `synchronous=NORMAL`: a committed event survives a
 crash of the process (the OS still holds it), and readers never block the writer.
-Statements are short and run on the event loop's thread; SQLite answers them in
-microseconds, which is cheaper than a thread hop.
+
+No statement runs on the event loop. SQLite usually answers in microseconds, but a file
+another process holds locked makes a statement wait (up to the 5 s busy timeout), and on
+the loop that wait stalled every connection of the server. Each store owns one thread
+(`StoreThread`) with its own connection, and every statement or transaction is a call on
+it: the loop only waits on a future, and one thread keeps the store's calls in the order
+they were made. The constructor opens the file on that thread and waits for it, so a
+file the store cannot use is refused there, before the server serves anything.
 
 Every `sqlite3.Error` leaves a store as `StoreError` (with the original chained), and a
 write that fails is rolled back whole, so a failed write leaves nothing half-done and the
@@ -27,8 +33,9 @@ import orjson
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
-from herald.stores.errors import StoreError, map_exceptions
+from herald.stores.errors import StoreError
 from herald.stores.eventlog import StoredEvent
+from herald.stores.thread import StoreThread
 
 #: The layout of the job tables this code reads and writes, kept in `PRAGMA user_version`.
 #: Version 1 (never written to the pragma, which read 0) kept each job as one JSON record.
@@ -114,28 +121,41 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def connect(
-    path: str | Path, *, factory: type[sqlite3.Connection] = sqlite3.Connection
+    path: str | Path,
+    *,
+    factory: type[sqlite3.Connection] = sqlite3.Connection,
+    busy_timeout: float = 5.0,
 ) -> sqlite3.Connection:
-    """Open (and create) a store file with the settings every herald store relies on."""
+    """Open (and create) a store file with the settings every herald store relies on.
+
+    `busy_timeout` is how many seconds a statement waits for a lock another connection
+    holds before it fails (as `StoreError`). The wait is on the store's thread, never on
+    the loop, so only that store's calls queue behind it.
+    """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=factory)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
-    connection.execute("PRAGMA busy_timeout=5000")
+    connection.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
     return connection
 
 
 class SqliteEventLog:
-    """An `EventLog` in a SQLite file; each append is committed before it returns."""
+    """An `EventLog` in a SQLite file; each append is committed before it returns.
 
-    def __init__(self, path: str | Path) -> None:
-        with map_exceptions(SQLITE_ERRORS):
-            self._db = connect(path)
-            self._db.executescript(SCHEMA)
+    `connect` opens the file (on the store's thread), as for `SqliteJobStore`.
+    """
+
+    def __init__(self, path: str | Path, *, connect: ConnectionFactory = connect) -> None:
+        self._thread = StoreThread("herald-sqlite-events", SQLITE_ERRORS)
+        self._db = _open_on(self._thread, lambda: _prepared(connect(path), _create_event_table))
 
     async def append(self, session: str, stream: str, data: bytes) -> int:
-        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
+        return await self._thread.call(self._append, session, stream, data)
+
+    def _append(self, session: str, stream: str, data: bytes) -> int:
+        with transaction(self._db) as db:
             # Read the last position and write the next in one transaction.
             row = db.execute(
                 "SELECT COALESCE(MAX(position), 0) FROM stream_events WHERE session = ? AND stream = ?",
@@ -149,45 +169,55 @@ class SqliteEventLog:
         return position
 
     async def read_after(self, session: str, stream: str, position: int) -> list[StoredEvent]:
-        with map_exceptions(SQLITE_ERRORS):
-            rows = self._db.execute(
-                "SELECT position, data FROM stream_events"
-                " WHERE session = ? AND stream = ? AND position > ? ORDER BY position",
-                (session, stream, position),
-            ).fetchall()
+        rows = await self._thread.call(
+            _fetch_all,
+            self._db,
+            "SELECT position, data FROM stream_events"
+            " WHERE session = ? AND stream = ? AND position > ? ORDER BY position",
+            (session, stream, position),
+        )
         return [StoredEvent(int(found), bytes(data)) for found, data in rows]
 
     async def forget(self, session: str) -> None:
-        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
-            db.execute("DELETE FROM stream_events WHERE session = ?", (session,))
+        await self._thread.call(_write, self._db, "DELETE FROM stream_events WHERE session = ?", (session,))
 
     async def forget_stream(self, session: str, stream: str) -> None:
-        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
-            db.execute("DELETE FROM stream_events WHERE session = ? AND stream = ?", (session, stream))
+        await self._thread.call(
+            _write,
+            self._db,
+            "DELETE FROM stream_events WHERE session = ? AND stream = ?",
+            (session, stream),
+        )
 
     async def aclose(self) -> None:
-        with map_exceptions(SQLITE_ERRORS):
-            self._db.close()
+        await self._thread.aclose(self._db.close)
 
 
 class SqliteJobStore:
     """A `JobStore` in a SQLite file; a job's state and its event commit together.
 
-    `connect` opens the file; tests pass one whose connection fails on purpose.
+    `connect` opens the file (on the store's thread); tests pass one whose connection
+    fails on purpose.
     """
 
     def __init__(self, path: str | Path, *, connect: ConnectionFactory = connect) -> None:
-        with map_exceptions(SQLITE_ERRORS):
-            self._db = connect(path)
-            prepare_job_tables(self._db)
+        self._thread = StoreThread("herald-sqlite-jobs", SQLITE_ERRORS)
+
+        self._db = _open_on(self._thread, lambda: _prepared(connect(path), prepare_job_tables))
 
     async def create(self, job: JobRecord, event: JobEvent) -> None:
-        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
+        await self._thread.call(self._create, job, event)
+
+    def _create(self, job: JobRecord, event: JobEvent) -> None:
+        with transaction(self._db) as db:
             _insert_job(db, job)
             _append_event(db, event)
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
-        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
+        await self._thread.call(self._record, job, event)
+
+    def _record(self, job: JobRecord, event: JobEvent) -> None:
+        with transaction(self._db) as db:
             changed = db.execute(
                 "UPDATE job_status SET status = ?, percentage = ?, stage = ?, eta_seconds = ?,"
                 " sequence = ?, result_uri = ?, summary = ?, error = ?, updated_at = ? WHERE job_id = ?",
@@ -198,52 +228,91 @@ class SqliteJobStore:
             _append_event(db, event)
 
     async def get(self, job_id: str) -> JobRecord | None:
-        with map_exceptions(SQLITE_ERRORS):
-            row = self._db.execute(f"{_SELECT_JOB} WHERE jobs.job_id = ?", (job_id,)).fetchone()
-        return _job_of(row) if row else None
+        rows = await self._thread.call(
+            _fetch_all, self._db, f"{_SELECT_JOB} WHERE jobs.job_id = ?", (job_id,)
+        )
+        return _job_of(rows[0]) if rows else None
 
     async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
-        with map_exceptions(SQLITE_ERRORS):
-            rows = self._db.execute(
-                "SELECT event FROM job_events WHERE job_id = ? AND sequence > ? ORDER BY sequence",
-                (job_id, sequence),
-            ).fetchall()
+        rows = await self._thread.call(
+            _fetch_all,
+            self._db,
+            "SELECT event FROM job_events WHERE job_id = ? AND sequence > ? ORDER BY sequence",
+            (job_id, sequence),
+        )
         return [JobEvent.from_params(orjson.loads(row[0])) for row in rows]
 
     async def unfinished(self) -> list[JobRecord]:
-        with map_exceptions(SQLITE_ERRORS):
-            rows = self._db.execute(
-                f"{_SELECT_JOB} WHERE status IN ('pending', 'running') ORDER BY jobs.rowid"
-            ).fetchall()
+        rows = await self._thread.call(
+            _fetch_all,
+            self._db,
+            f"{_SELECT_JOB} WHERE status IN ('pending', 'running') ORDER BY jobs.rowid",
+            (),
+        )
         return [_job_of(row) for row in rows]
 
     async def job_ids(self, owner: str | None = None) -> list[str]:
-        with map_exceptions(SQLITE_ERRORS):
-            if owner is None:
-                rows = self._db.execute("SELECT job_id FROM jobs ORDER BY rowid").fetchall()
-            else:
-                rows = self._db.execute(
-                    "SELECT job_id FROM jobs WHERE owner = ? ORDER BY rowid", (owner,)
-                ).fetchall()
+        parameters: tuple[str, ...]
+        if owner is None:
+            query, parameters = "SELECT job_id FROM jobs ORDER BY rowid", ()
+        else:
+            query, parameters = "SELECT job_id FROM jobs WHERE owner = ? ORDER BY rowid", (owner,)
+        rows = await self._thread.call(_fetch_all, self._db, query, parameters)
         return [str(row[0]) for row in rows]
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
-        with map_exceptions(SQLITE_ERRORS), transaction(self._db) as db:
-            db.execute(
-                "INSERT OR REPLACE INTO job_results (job_id, name, mime_type, data) VALUES (?, ?, ?, ?)",
-                (job_id, name, mime_type, data),
-            )
+        await self._thread.call(
+            _write,
+            self._db,
+            "INSERT OR REPLACE INTO job_results (job_id, name, mime_type, data) VALUES (?, ?, ?, ?)",
+            (job_id, name, mime_type, data),
+        )
 
     async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
-        with map_exceptions(SQLITE_ERRORS):
-            row = self._db.execute(
-                "SELECT mime_type, data FROM job_results WHERE job_id = ? AND name = ?", (job_id, name)
-            ).fetchone()
-        return (str(row[0]), bytes(row[1])) if row else None
+        rows = await self._thread.call(
+            _fetch_all,
+            self._db,
+            "SELECT mime_type, data FROM job_results WHERE job_id = ? AND name = ?",
+            (job_id, name),
+        )
+        return (str(rows[0][0]), bytes(rows[0][1])) if rows else None
 
     async def aclose(self) -> None:
-        with map_exceptions(SQLITE_ERRORS):
-            self._db.close()
+        await self._thread.aclose(self._db.close)
+
+
+def _open_on(thread: StoreThread, open_file: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:
+    """Open the file on the store's thread; if that fails, stop the thread and raise `StoreError`."""
+    try:
+        return thread.call_now(open_file)
+    except BaseException:
+        thread.abandon()
+        raise
+
+
+def _prepared(db: sqlite3.Connection, prepare: Callable[[sqlite3.Connection], None]) -> sqlite3.Connection:
+    """`db` once `prepare` has made its tables ready; closed if it could not."""
+    try:
+        prepare(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _create_event_table(db: sqlite3.Connection) -> None:
+    db.executescript(SCHEMA)
+
+
+def _fetch_all(db: sqlite3.Connection, query: str, parameters: tuple[Any, ...]) -> list[Any]:
+    """One read (on the store's thread)."""
+    return db.execute(query, parameters).fetchall()
+
+
+def _write(db: sqlite3.Connection, statement: str, parameters: tuple[Any, ...]) -> None:
+    """One statement in its own write transaction (on the store's thread)."""
+    with transaction(db):
+        db.execute(statement, parameters)
 
 
 def _insert_job(db: sqlite3.Connection, job: JobRecord) -> None:

@@ -1,0 +1,177 @@
+"""Job admission: every start is answered at once, but only `max_running` jobs run at a time.
+
+The others stay `pending` in the store and start in creation order as slots free. Each
+job here waits on its own gate, so the test decides when a slot frees; every check is on
+which jobs are running, never on time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from herald import Server
+from herald.server.jobs import SHUTTING_DOWN, JobContext, JobRunner
+from herald.testing import InMemoryClient, connect
+
+
+class Gated:
+    """A server whose `gated` job n reports that it started, then waits for gate n."""
+
+    def __init__(self, limit: int) -> None:
+        self.server = Server("admission")
+        self.gates: dict[int, asyncio.Event] = {}
+        self.started: dict[int, asyncio.Event] = {}
+        self.order: list[int] = []
+
+        @self.server.job()
+        async def gated(ctx: JobContext, n: int) -> dict[str, Any]:
+            """Waits for its gate."""
+            self.order.append(n)
+            self.started[n].set()
+            await self.gates[n].wait()
+            return {"n": n}
+
+        self.server.job_runner().max_running = limit
+
+    async def start(self, client: InMemoryClient, count: int) -> list[str]:
+        ids = []
+        for n in range(count):
+            self.gates[n], self.started[n] = asyncio.Event(), asyncio.Event()
+            answer = await client.call_tool("gated", {"n": n})
+            assert answer["structuredContent"]["status"] == "pending", "admitted at once"
+            ids.append(answer["structuredContent"]["jobId"])
+        return ids
+
+    async def statuses(self, ids: list[str]) -> list[str]:
+        service = self.server.job_service()
+        return [(await service.get(job_id)).status for job_id in ids]
+
+    async def until_started(self, n: int) -> None:
+        async with asyncio.timeout(10):
+            await self.started[n].wait()
+
+    @property
+    def runner(self) -> JobRunner:
+        return self.server.job_runner()
+
+
+async def test_only_the_limit_runs_and_the_rest_start_in_creation_order() -> None:
+    gated = Gated(limit=2)
+    async with connect(gated.server) as client:
+        ids = await gated.start(client, 5)
+        await gated.until_started(0)
+        await gated.until_started(1)
+        assert await gated.statuses(ids) == ["running", "running", "pending", "pending", "pending"]
+        assert (gated.runner.running, gated.runner.queued) == (2, 3)
+        gated.gates[1].set()  # the second frees its slot first: the oldest waiting job takes it
+        await gated.until_started(2)
+        assert await gated.statuses(ids) == ["running", "completed", "running", "pending", "pending"]
+        gated.gates[0].set()
+        await gated.until_started(3)
+        assert await gated.statuses(ids) == ["completed", "completed", "running", "running", "pending"]
+        for n in (2, 3):
+            gated.gates[n].set()
+        await gated.until_started(4)
+        gated.gates[4].set()
+        for job_id in ids:
+            await gated.runner.wait_ended(job_id)
+        assert await gated.statuses(ids) == ["completed"] * 5
+        assert gated.order == [0, 1, 2, 3, 4]
+
+
+async def test_a_queued_job_can_be_cancelled_and_never_starts() -> None:
+    gated = Gated(limit=1)
+    async with connect(gated.server) as client:
+        ids = await gated.start(client, 3)
+        await gated.until_started(0)
+        answer = await client.call_tool("cancel_job", {"jobId": ids[1]})
+        assert "being cancelled" in answer["content"][0]["text"]
+        assert await gated.statuses(ids) == ["running", "cancelled", "pending"]
+        assert gated.runner.queued == 1
+        gated.gates[0].set()
+        await gated.until_started(2)
+        gated.gates[2].set()
+        await gated.runner.wait_ended(ids[2])
+        assert await gated.statuses(ids) == ["completed", "cancelled", "completed"]
+        assert gated.order == [0, 2], "the cancelled job never ran"
+        kinds = [event.kind for event in await gated.server.job_service().store.events_after(ids[1])]
+        assert kinds == ["created", "cancelled"]
+
+
+async def test_a_queued_task_can_be_cancelled() -> None:
+    gated = Gated(limit=1)
+    async with connect(gated.server) as client:
+        (first,) = await gated.start(client, 1)
+        await gated.until_started(0)
+        gated.gates[1], gated.started[1] = asyncio.Event(), asyncio.Event()
+        task = (await client.call_tool("gated", {"n": 1}, task={}))["task"]
+        assert gated.runner.queued == 1
+        cancelled = await client.request("tasks/cancel", {"taskId": task["taskId"]})
+        assert cancelled["status"] == "cancelled"
+        assert gated.runner.queued == 0
+        gated.gates[0].set()
+        await gated.runner.wait_ended(first)
+        assert gated.order == [0]
+        assert gated.runner.running == 0, "the freed slot found nothing to start"
+
+
+async def test_shutdown_fails_queued_jobs_as_interrupted_like_running_ones() -> None:
+    gated = Gated(limit=1)
+    async with connect(gated.server) as client:
+        ids = await gated.start(client, 3)
+        await gated.until_started(0)
+        await gated.runner.aclose()
+        service = gated.server.job_service()
+        for job_id in ids:
+            job = await service.get(job_id)
+            assert job.status == "failed"
+            assert job.error is not None
+            assert (job.error["code"], job.error["message"]) == ("interrupted", SHUTTING_DOWN)
+        kinds = [event.kind for event in await service.store.events_after(ids[2])]
+        assert kinds == ["created", "failed"], "a queued job never started"
+        assert gated.order == [0]
+        assert (gated.runner.running, gated.runner.queued) == (0, 0)
+
+
+async def test_a_job_arriving_during_shutdown_is_refused_clearly() -> None:
+    gated = Gated(limit=1)
+    async with connect(gated.server) as client:
+        await gated.runner.aclose()
+        refused = await client.request_raw("tools/call", {"name": "gated", "arguments": {"n": 0}})
+        assert refused["error"]["code"] == -32603
+        assert "shutting down" in refused["error"]["message"]
+        assert await gated.server.job_service().store.unfinished() == [], "no job is left pending"
+
+
+async def test_a_launch_after_shutdown_began_fails_the_job() -> None:
+    """The race `accepting` cannot close: a job created just as shutdown began."""
+    gated = Gated(limit=1)
+    async with connect(gated.server) as client:
+        gated.gates[0], gated.started[0] = asyncio.Event(), asyncio.Event()
+        service = gated.server.job_service()
+        original = service.create
+
+        async def create_then_shut_down(*args: Any, **kwargs: Any) -> Any:
+            job = await original(*args, **kwargs)
+            await gated.runner.aclose()
+            return job
+
+        service.create = create_then_shut_down  # type: ignore[method-assign]  # the race, on cue
+        refused = await client.request_raw("tools/call", {"name": "gated", "arguments": {"n": 0}})
+        assert "shutting down" in refused["error"]["message"]
+        (job_id,) = await service.store.job_ids()
+        job = await service.get(job_id)
+        assert job.status == "failed"
+        assert job.error is not None
+        assert job.error["code"] == "interrupted"
+        assert gated.order == []
+
+
+def test_the_limit_is_at_least_one() -> None:
+    server = Server("limits")
+    with pytest.raises(ValueError, match="at least one"):
+        server.job_runner().max_running = 0
+    assert server.job_runner().max_running >= 2, "the default leaves room for more than one job"
