@@ -58,6 +58,19 @@ def timestamp(now: datetime | None = None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+#: How a job's failure is told everywhere (events, status, task results): a code, a message
+#: a person can read, and a hint at what to do.
+ERROR_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string"},
+        "message": {"type": "string"},
+        "hint": {"type": "string"},
+    },
+    "required": ["code", "message"],
+    "additionalProperties": False,
+}
+
 _COMMON: Final[dict[str, Any]] = {
     "_meta": {"type": "object"},  # every MCP notification may carry it (e.g. a subscription id)
     "eventId": {"type": "string", "pattern": "^.+:[0-9]+$"},
@@ -91,16 +104,7 @@ _PAYLOADS: Final[dict[str, tuple[dict[str, Any], list[str]]]] = {
     "failed": (
         {
             "status": {"const": "failed"},
-            "error": {
-                "type": "object",
-                "properties": {
-                    "code": {"type": "string"},
-                    "message": {"type": "string"},
-                    "hint": {"type": "string"},
-                },
-                "required": ["code", "message"],
-                "additionalProperties": False,
-            },
+            "error": ERROR_SCHEMA,
         },
         ["status", "error"],
     ),

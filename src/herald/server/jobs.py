@@ -25,7 +25,7 @@ import orjson
 from pydantic import Field
 
 from herald.content import ToolResult, text
-from herald.jobs.events import all_schemas
+from herald.jobs.events import ERROR_SCHEMA, all_schemas
 from herald.jobs.machine import IllegalTransition, JobStatus
 from herald.jobs.record import JobRecord
 from herald.jobs.service import STORE_ERROR, JobService, UnknownJob
@@ -93,16 +93,7 @@ JOB_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
         "status": {"enum": [status.value for status in JobStatus]},
         "resultResourceId": {"type": "string", "minLength": 1},
         "summary": {"type": "string"},
-        "error": {
-            "type": "object",
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "hint": {"type": "string"},
-            },
-            "required": ["code", "message"],
-            "additionalProperties": False,
-        },
+        "error": ERROR_SCHEMA,
     },
     "required": ["jobId", "status"],
     "additionalProperties": False,
