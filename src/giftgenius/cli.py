@@ -77,8 +77,7 @@ def serve(
     log, jobs, where = open_stores(store, app_name="giftgenius")
     server = build_server(widget_domain=widget_domain)
     server.use_job_store(jobs)
-    if max_running_jobs is not None:
-        server.job_runner().max_running = max_running_jobs
+    server.max_running_jobs = max_running_jobs
     if stdio:
         from herald.transports.stdio import run_stdio
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from herald import Server
-from herald.server.jobs import SHUTTING_DOWN, JobContext, JobRunner
+from herald.server.jobs import SHUTTING_DOWN, JobContext, JobRunner, default_max_running_jobs
 from herald.testing import InMemoryClient, connect
 
 
@@ -175,3 +175,10 @@ def test_the_limit_is_at_least_one() -> None:
     with pytest.raises(ValueError, match="at least one"):
         server.job_runner().max_running = 0
     assert server.job_runner().max_running >= 2, "the default leaves room for more than one job"
+
+
+def test_the_server_takes_the_limit_and_defaults_to_twice_the_cores() -> None:
+    assert Server("limited", max_running_jobs=3).job_runner().max_running == 3
+    assert Server("default").job_runner().max_running == default_max_running_jobs()
+    with pytest.raises(ValueError, match="at least one job"):
+        Server("none", max_running_jobs=0).job_runner()

@@ -64,6 +64,7 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
         state_key: bytes | None = None,
+        max_running_jobs: int | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -75,6 +76,8 @@ class Server:
         self.registry = Registry()
         # Seals requestState of multi-round requests; replicas must share it (HERALD_STATE_KEY).
         self.state_key = state_key or _state_key_from_environment()
+        #: How many jobs run at once; later ones wait `pending` (None: twice the cores).
+        self.max_running_jobs = max_running_jobs
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
         self._capabilities: dict[str, Any] | None = None
@@ -166,7 +169,7 @@ class Server:
 
     def job_runner(self) -> JobRunner:
         if self._job_runner is None:
-            self._job_runner = JobRunner(self.job_service())
+            self._job_runner = JobRunner(self.job_service(), max_running=self.max_running_jobs)
         return self._job_runner
 
     async def start_jobs(self) -> list[str]:

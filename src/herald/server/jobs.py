@@ -235,7 +235,7 @@ class JobRunner:
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         self._sleep = sleep
-        self._max_running = _checked_limit(max_running or default_max_running_jobs())
+        self._max_running = _checked_limit(default_max_running_jobs() if max_running is None else max_running)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._contexts: dict[str, JobContext] = {}
         #: Launched, not yet running, oldest first (dicts keep insertion order).
