@@ -19,50 +19,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import gc
 import json
 import logging
 import resource
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from herald import Context, Server  # after the path, for a plain checkout
-from herald.transports.http import HttpConfig, create_app
+from herald.testing import check_server  # after the path, for a plain checkout
+from herald.testing.http import serve_http
+from herald.transports.http import HttpConfig
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 MAX_SECONDS = 600  # the whole run stops by itself past this
-
-
-def build() -> Server:
-    server = Server("leaks")
-    never = asyncio.Event()
-
-    @server.tool
-    async def steps(count: int, ctx: Context) -> str:
-        """Report progress `count` times, then answer."""
-        for step in range(1, count + 1):
-            await ctx.report_progress(step, count)
-        return f"done {count}"
-
-    @server.tool
-    async def report_then_wait(ctx: Context) -> str:
-        """Report once (the answer becomes a stream), then wait for a client that will leave."""
-        await ctx.report_progress(1, 2)
-        await never.wait()
-        return "never"
-
-    return server
 
 
 class DestroyedTasks(logging.Handler):
@@ -88,23 +65,6 @@ def pending_tasks() -> int:
     return sum(1 for task in asyncio.all_tasks() if not task.done())
 
 
-@contextlib.asynccontextmanager
-async def serving(server: Server) -> AsyncIterator[tuple[str, Any]]:
-    app = create_app(server, HttpConfig(session_ttl=3600))
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    http_server = uvicorn.Server(config)
-    task = asyncio.ensure_future(http_server.serve())
-    try:
-        async with asyncio.timeout(20):
-            while not http_server.started:  # noqa: ASYNC110  # uvicorn offers readiness only as a flag
-                await asyncio.sleep(0.01)
-        port = http_server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}/mcp", app
-    finally:
-        http_server.should_exit = True
-        await asyncio.wait_for(task, 20)
-
-
 async def settle() -> None:
     """Let finished work run its last callbacks, then collect."""
     for _ in range(5):
@@ -118,12 +78,12 @@ async def sse_calls(client: httpx.AsyncClient, url: str, session: str, calls: in
             "jsonrpc": "2.0",
             "id": number,
             "method": "tools/call",
-            "params": {"name": "steps", "arguments": {"count": 2}, "_meta": {"progressToken": number}},
+            "params": {"name": "count", "arguments": {"steps": 2}, "_meta": {"progressToken": number}},
         }
         response = await client.post(url, json=body, headers={**HEADERS, "mcp-session-id": session})
         if (
             not response.headers["content-type"].startswith("text/event-stream")
-            or "done 2" not in response.text
+            or "counted 2" not in response.text
         ):
             raise RuntimeError(f"call {number} was not answered over SSE: {response.text[:200]}")
 
@@ -133,7 +93,7 @@ async def abandoned_calls(client: httpx.AsyncClient, url: str, calls: int) -> No
         **HEADERS,
         "mcp-protocol-version": MODERN,
         "mcp-method": "tools/call",
-        "mcp-name": "report_then_wait",
+        "mcp-name": "hold",
     }
     for number in range(calls):
         body = {
@@ -141,8 +101,8 @@ async def abandoned_calls(client: httpx.AsyncClient, url: str, calls: int) -> No
             "id": number,
             "method": "tools/call",
             "params": {
-                "name": "report_then_wait",
-                "arguments": {},
+                "name": "hold",
+                "arguments": {"name": "never"},  # reports once (a stream), then waits: the client leaves
                 "_meta": {**META, "progressToken": number},
             },
         }
@@ -155,7 +115,10 @@ async def run(calls: int, abandoned: int) -> dict[str, Any]:
     destroyed = DestroyedTasks()
     logging.getLogger("asyncio").addHandler(destroyed)
     report: dict[str, Any] = {}
-    async with serving(build()) as (url, app), httpx.AsyncClient(timeout=30) as client:
+    async with (
+        serve_http(check_server(), HttpConfig(session_ttl=3600)) as (url, app),
+        httpx.AsyncClient(timeout=30) as client,
+    ):
         initialize = {
             "jsonrpc": "2.0",
             "id": 0,

@@ -10,12 +10,12 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import uvicorn
 
 from herald import Context, Server
 from herald.protocol.sse import SSEDecoder, SSEEvent
 from herald.server.jobs import JobContext
-from herald.transports.http import HttpConfig, create_app
+from herald.testing.http import serve_http
+from herald.transports.http import HttpConfig
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 INIT_PARAMS = {
@@ -162,15 +162,6 @@ async def running() -> AsyncIterator[Running]:
     STARTED.clear()
     CANCELLED.clear()
     server = build_server()
-    app = create_app(server, HttpConfig(session_ttl=60, keepalive_interval=0.2, max_body_bytes=10_000))
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    http_server = uvicorn.Server(config)
-    serving = asyncio.ensure_future(http_server.serve())
-    async with asyncio.timeout(10):
-        while not http_server.started:  # noqa: ASYNC110  # uvicorn offers readiness only as a flag
-            await asyncio.sleep(0.01)
-    port = http_server.servers[0].sockets[0].getsockname()[1]
-    async with httpx.AsyncClient(timeout=10) as client:
-        yield Running(server, f"http://127.0.0.1:{port}/mcp", client, app)
-    http_server.should_exit = True
-    await asyncio.wait_for(serving, 10)
+    config = HttpConfig(session_ttl=60, keepalive_interval=0.2, max_body_bytes=10_000)
+    async with serve_http(server, config) as (url, app), httpx.AsyncClient(timeout=10) as client:
+        yield Running(server, url, client, app)

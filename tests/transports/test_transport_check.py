@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import orjson
-import uvicorn
 
 from herald.protocol.messages import JSONObject
 from herald.protocol.sse import SSEDecoder
 from herald.testing import InMemoryClient
+from herald.testing.http import serve_http
 from herald.testing.transport_check import WAIT_SECONDS, check_server, check_transport
-from herald.transports.http import HttpConfig, create_app
+from herald.transports.http import HttpConfig
 
 INITIALIZE: JSONObject = {
     "jsonrpc": "2.0",
@@ -161,24 +159,11 @@ async def test_stdio_and_eof_with_requests_in_flight() -> None:
             await process.wait()
 
 
-@contextlib.asynccontextmanager
-async def serving_http() -> AsyncIterator[tuple[str, Any]]:
-    app = create_app(check_server(), HttpConfig(session_ttl=60))
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve())
-    try:
-        async with asyncio.timeout(10):
-            while not server.started:  # noqa: ASYNC110  # uvicorn offers readiness only as a flag
-                await asyncio.sleep(0.01)
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/mcp", app
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
-
-
 async def test_streamable_http_and_a_client_that_leaves_mid_stream() -> None:
-    async with serving_http() as (url, app), httpx.AsyncClient(timeout=WAIT_SECONDS) as client:
+    async with (
+        serve_http(check_server(), HttpConfig(session_ttl=60)) as (url, app),
+        httpx.AsyncClient(timeout=WAIT_SECONDS) as client,
+    ):
         before = live_tasks()
         session = HttpSession(client, url)
         await session.open()
