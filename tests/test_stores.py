@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 
-from herald.stores import EventLog, MemoryEventLog, SqliteEventLog
-from herald.stores.jobstore import JobStore
+import pytest
+
+from herald.jobs.store import JobStore
+from herald.stores import EventLog, MemoryEventLog, SqliteEventLog, StoredEvent, StoreError
 from herald.stores.memory import MemoryJobStore
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import check_event_log, check_job_store
@@ -34,6 +38,48 @@ async def test_sqlite_events_survive_reopening(tmp_path: Path) -> None:
     assert [event.data for event in await second.read_after("s", "a", 0)] == [b"kept"]
     assert await second.append("s", "a", b"next") == 2
     await second.aclose()
+
+
+#: `stream_events` as herald wrote it before job events were logged by reference.
+OLD_STREAM_EVENTS = """CREATE TABLE stream_events (
+    session TEXT NOT NULL,
+    stream TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session, stream, position)
+) WITHOUT ROWID"""
+
+
+async def test_an_event_log_of_the_old_layout_opens_and_keeps_its_events(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute(OLD_STREAM_EVENTS)
+        db.execute("INSERT INTO stream_events VALUES ('s', 'g', 1, ?)", (b"an old event",))
+        db.commit()
+    log = SqliteEventLog(path)
+    try:
+        assert await log.read_after("s", "g", 0) == [StoredEvent(1, b"an old event")]
+        assert await log.append_job_event("s", "g", "j1", 1) == 2, "job events follow the old rows"
+        assert await log.position_of_job_event("s", "g", "j1", 1) == 2
+    finally:
+        await log.aclose()
+    reopened = SqliteEventLog(path)  # upgraded once: opening again changes nothing
+    try:
+        assert [event.position for event in await reopened.read_after("s", "g", 0)] == [1, 2]
+    finally:
+        await reopened.aclose()
+    with contextlib.closing(sqlite3.connect(path)) as db:  # a herald of the old layout still writes
+        db.execute("INSERT INTO stream_events (session, stream, position, data) VALUES ('s', 'g', 3, x'00')")
+        db.commit()
+
+
+async def test_a_stream_events_table_herald_did_not_write_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE stream_events (id INTEGER PRIMARY KEY, payload TEXT)")
+        db.commit()
+    with pytest.raises(StoreError, match="did not write"):
+        SqliteEventLog(path)
 
 
 async def test_memory_job_store() -> None:

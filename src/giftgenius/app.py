@@ -19,7 +19,7 @@ from giftgenius.congrats import TONES, congrats_prompt
 from giftgenius.suggest import OCCASIONS, NoFit, suggest_gifts
 from herald import PromptResult, Server, ToolResult, ToolUI, Widget
 from herald.content import message, text
-from herald.server.jobs import JobContext, JobFailure
+from herald.runtime import JobContext, JobFailure
 
 CATALOG_URI = "giftgenius://catalog"
 CATEGORY_TEMPLATE = "giftgenius://catalog/{category}"

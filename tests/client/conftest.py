@@ -16,7 +16,7 @@ import uvicorn
 
 from herald import Server
 from herald.jobs.events import all_schemas
-from herald.server.jobs import JobContext
+from herald.runtime import JobContext
 from herald.stores.sqlite import SqliteJobStore
 from herald.transports.http import HttpConfig, create_app
 
@@ -26,7 +26,7 @@ GATES: dict[str, asyncio.Event] = {}
 STDIO_SERVER = '''
 import asyncio, sys
 from herald import Server
-from herald.server.jobs import JobContext
+from herald.runtime import JobContext
 from herald.stores.sqlite import SqliteJobStore
 from herald.transports.stdio import run_stdio
 

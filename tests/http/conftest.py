@@ -13,7 +13,7 @@ import pytest
 
 from herald import Context, Server
 from herald.protocol.sse import SSEDecoder, SSEEvent
-from herald.server.jobs import JobContext
+from herald.runtime import JobContext
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
 

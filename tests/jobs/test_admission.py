@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from herald import Server
-from herald.server.jobs import SHUTTING_DOWN, JobContext, JobRunner, default_max_running_jobs
+from herald.runtime import JobContext, JobRunner
+from herald.runtime.runner import SHUTTING_DOWN, default_max_running_jobs
 from herald.testing import InMemoryClient, connect
 
 

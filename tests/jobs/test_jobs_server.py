@@ -11,7 +11,7 @@ import pytest
 
 from herald import Server
 from herald.jobs.events import all_schemas
-from herald.server.jobs import JobContext, JobFailure
+from herald.runtime import JobContext, JobFailure
 from herald.testing import InMemoryClient, connect
 
 GATE: dict[str, asyncio.Event] = {}

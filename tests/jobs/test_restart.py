@@ -20,7 +20,7 @@ from herald.testing import free_port, wait_until_listening
 SERVER = '''
 import asyncio, sys
 from herald import Server
-from herald.server.jobs import JobContext
+from herald.runtime import JobContext
 from herald.stores.sqlite import SqliteJobStore
 from herald.transports.http import run_http
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from herald import Server
 from herald.jobs.events import TERMINAL_KINDS
-from herald.server.jobs import SHUTTING_DOWN, JobContext
+from herald.runtime import JobContext
+from herald.runtime.runner import SHUTTING_DOWN
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import connect
 from tests.jobs.test_restart import call

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from herald.jobs.service import JobService
-from herald.server.jobs import STORE_FAILED, JobContext, JobRunner
+from herald.runtime import JobContext, JobRunner
+from herald.runtime.runner import STORE_FAILED
 from herald.stores import StoreError
 from herald.stores.sqlite import SqliteJobStore, connect
 

@@ -11,7 +11,7 @@ import pytest
 from herald import Context, Server, ToolResult
 from herald.content import text
 from herald.protocol.errors import InternalError
-from herald.server.jobs import JobContext
+from herald.runtime import JobContext
 from herald.testing import InMemoryClient, connect
 
 TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
@@ -76,9 +76,9 @@ async def test_extension_is_declared_only_in_discover(modern: InMemoryClient) ->
     discover = await modern.request("server/discover")
     assert discover["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"] == {}
     assert "tasks" not in discover["capabilities"]
-    handshake = InMemoryClient(build())
-    initialized = await handshake.initialize()
-    assert initialized["capabilities"]["tasks"]["requests"] == {"tools": {"call": {}}}
+    async with InMemoryClient(build()) as handshake:
+        initialized = await handshake.initialize()
+        assert initialized["capabilities"]["tasks"]["requests"] == {"tools": {"call": {}}}
 
 
 async def test_task_lifecycle(modern: InMemoryClient) -> None:

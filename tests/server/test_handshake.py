@@ -12,11 +12,11 @@ INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"nam
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
 async def test_initialize_echoes_supported_versions(server: Server, version: str) -> None:
-    client = InMemoryClient(server)
-    result = await client.initialize(version)
-    assert result["protocolVersion"] == version
-    assert result["serverInfo"] == {"name": "demo", "version": "1.2.3"}
-    assert result["instructions"] == "A server for tests."
+    async with InMemoryClient(server) as client:
+        result = await client.initialize(version)
+        assert result["protocolVersion"] == version
+        assert result["serverInfo"] == {"name": "demo", "version": "1.2.3"}
+        assert result["instructions"] == "A server for tests."
 
 
 @pytest.mark.parametrize("version", ["1999-01-01", "2026-07-28", "latest"])
@@ -46,11 +46,11 @@ async def test_methods_outside_capabilities_are_not_found() -> None:
 
 
 async def test_requests_before_initialize_are_refused_but_ping_works(server: Server) -> None:
-    client = InMemoryClient(server)
-    refused = await client.request_raw("tools/list")
-    assert refused["error"]["code"] == -32600
-    assert "initialize" in refused["error"]["message"]
-    assert await client.request("ping") == {}
+    async with InMemoryClient(server) as client:
+        refused = await client.request_raw("tools/list")
+        assert refused["error"]["code"] == -32600
+        assert "initialize" in refused["error"]["message"]
+        assert await client.request("ping") == {}
 
 
 async def test_second_initialize_is_refused(server: Server) -> None:
@@ -61,21 +61,21 @@ async def test_second_initialize_is_refused(server: Server) -> None:
 
 
 async def test_invalid_initialize_leaves_session_uninitialized(server: Server) -> None:
-    client = InMemoryClient(server)
-    response = await client.request_raw("initialize", {"version": "2025-11-25"})
-    assert response["error"]["code"] == -32602
-    assert "protocolVersion" in response["error"]["message"]
-    assert (await client.initialize())["protocolVersion"] == "2025-11-25"
+    async with InMemoryClient(server) as client:
+        response = await client.request_raw("initialize", {"version": "2025-11-25"})
+        assert response["error"]["code"] == -32602
+        assert "protocolVersion" in response["error"]["message"]
+        assert (await client.initialize())["protocolVersion"] == "2025-11-25"
 
 
 async def test_nothing_is_sent_before_initialized(server: Server) -> None:
-    client = InMemoryClient(server)
-    await client.request("initialize", INIT)
-    server.remove_tool("crash")
-    assert client.notifications == []
-    client.notify("notifications/initialized")
-    server.remove_tool("fail")
-    assert [n["method"] for n in client.notifications] == ["notifications/tools/list_changed"]
+    async with InMemoryClient(server) as client:
+        await client.request("initialize", INIT)
+        server.remove_tool("crash")
+        assert client.notifications == []
+        client.notify("notifications/initialized")
+        server.remove_tool("fail")
+        assert [n["method"] for n in client.notifications] == ["notifications/tools/list_changed"]
 
 
 async def test_list_changed_only_where_declared() -> None:
@@ -149,7 +149,7 @@ async def test_parse_error_keeps_the_session_alive(server: Server) -> None:
 
 async def test_oversize_message_gets_an_error_and_serving_goes_on(server: Server) -> None:
     async with connect(server) as client:
-        client.connection.max_message_bytes = 1000
+        client.connection.protocol.max_message_bytes = 1000
         client.drop_frames()
         client.send_raw(
             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'

@@ -57,12 +57,12 @@ async def test_read_carries_cache_hints_and_unknown_uri_is_invalid_params(server
 
 
 async def test_unsupported_version_lists_the_supported_ones(server: Server) -> None:
-    client = InMemoryClient(server)
-    response = await client.request_raw(
-        "tools/list", {"_meta": {VERSION_KEY: "v999.0.0", CAPABILITIES_KEY: {}}}
-    )
-    assert response["error"]["code"] == -32022
-    assert response["error"]["data"] == {"supported": ["2026-07-28"], "requested": "v999.0.0"}
+    async with InMemoryClient(server) as client:
+        response = await client.request_raw(
+            "tools/list", {"_meta": {VERSION_KEY: "v999.0.0", CAPABILITIES_KEY: {}}}
+        )
+        assert response["error"]["code"] == -32022
+        assert response["error"]["data"] == {"supported": ["2026-07-28"], "requested": "v999.0.0"}
 
 
 @pytest.mark.parametrize(
@@ -75,10 +75,10 @@ async def test_unsupported_version_lists_the_supported_ones(server: Server) -> N
     ],
 )
 async def test_broken_envelope_is_invalid_params(server: Server, meta: dict[str, object] | None) -> None:
-    client = InMemoryClient(server)
-    params = {} if meta is None else {"_meta": meta}
-    response = await client.request_raw("server/discover", params)
-    assert response["error"]["code"] == -32602
+    async with InMemoryClient(server) as client:
+        params = {} if meta is None else {"_meta": meta}
+        response = await client.request_raw("server/discover", params)
+        assert response["error"]["code"] == -32602
 
 
 @pytest.mark.parametrize("method", ["initialize", "ping", "logging/setLevel", "resources/subscribe"])
@@ -159,11 +159,11 @@ async def test_listen_on_a_message_stream(server: Server) -> None:
 
 
 async def test_open_listen_does_not_hold_up_closing(server: Server) -> None:
-    client = InMemoryClient(server, modern=True)
-    listen = client._with_envelope({"notifications": {"toolsListChanged": True}})
-    client.send_raw(
-        orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": listen})
-    )
-    await client.next_frame()
-    await asyncio.wait_for(client.aclose(), 5)
-    assert client.connection.in_flight == 0
+    async with InMemoryClient(server, modern=True) as client:
+        listen = client._with_envelope({"notifications": {"toolsListChanged": True}})
+        client.send_raw(
+            orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": listen})
+        )
+        await client.next_frame()
+        await asyncio.wait_for(client.aclose(), 5)
+        assert client.connection.in_flight == 0

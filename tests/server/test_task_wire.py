@@ -14,7 +14,7 @@ import mcp_types
 import pytest
 
 from herald import Server
-from herald.server.jobs import JobContext, JobFailure
+from herald.runtime import JobContext, JobFailure
 from herald.testing import InMemoryClient, connect
 
 TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}

@@ -121,11 +121,10 @@ class HttpSession:
 
 async def test_in_memory() -> None:
     before = live_tasks()
-    client = InMemoryClient(check_server())
-    await client.initialize()
-    client.drop_frames()
-    await check_transport(MemorySession(client))
-    await client.aclose()
+    async with InMemoryClient(check_server()) as client:
+        await client.initialize()
+        client.drop_frames()
+        await check_transport(MemorySession(client))
     await asyncio.sleep(0)
     assert live_tasks() - before == set(), "a task outlived the connection"
 
@@ -193,3 +192,6 @@ async def test_streamable_http_and_a_client_that_leaves_mid_stream() -> None:
                 await asyncio.sleep(0.01)
         assert held.streams == {}, "a finished stream is still held"
         assert live_tasks() - before == set(), "a task outlived its exchange"
+        ended = await client.delete(url, headers=session._headers())
+        assert ended.status_code == 200
+        assert live_tasks() - before == set(), "a task outlived the session"

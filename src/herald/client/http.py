@@ -38,6 +38,7 @@ from herald.protocol.versions import (
     LATEST_HANDSHAKE_VERSION,
     LATEST_MODERN_VERSION,
 )
+from herald.taskgroup import task_group
 
 __all__ = ["HttpClient", "SessionLost", "connect_http"]
 
@@ -62,8 +63,11 @@ class HttpClient(Client):
         on_wire: Callable[[WireEvent], None] | None = None,
         reconnect_timeout: float = 30.0,
         listen: bool = True,
+        tasks: asyncio.TaskGroup,
     ) -> None:
         super().__init__(modern=modern, reconnect_timeout=reconnect_timeout)
+        #: The GET stream's listener is a task of the `connect_http` block.
+        self._tasks = tasks
         self.url = url
         self.on_wire = on_wire
         #: Whether to keep the session's GET stream open (handshake era only).
@@ -102,7 +106,7 @@ class HttpClient(Client):
         self.server_info = result.get("serverInfo")
         await self.notify("notifications/initialized")
         if self.listen and self._listener is None:
-            self._listener = asyncio.ensure_future(self._listen())
+            self._listener = self._tasks.create_task(self._listen())
         return result
 
     # -- requests -------------------------------------------------------------------------------------
@@ -289,11 +293,18 @@ async def connect_http(
     Pass `http` to share an `httpx.AsyncClient` (it is then not closed here); `listen=False`
     skips the handshake-era GET stream, leaving jobs to polling.
     """
-    client = HttpClient(
-        url, modern=modern, http=http, on_wire=on_wire, reconnect_timeout=reconnect_timeout, listen=listen
-    )
-    try:
-        await client.connect()
-        yield client
-    finally:
-        await client.aclose()
+    async with task_group() as tasks:
+        client = HttpClient(
+            url,
+            modern=modern,
+            http=http,
+            on_wire=on_wire,
+            reconnect_timeout=reconnect_timeout,
+            listen=listen,
+            tasks=tasks,
+        )
+        try:
+            await client.connect()
+            yield client
+        finally:
+            await client.aclose()

@@ -31,6 +31,7 @@ from herald.protocol.modern import with_envelope
 from herald.protocol.versions import (
     LATEST_HANDSHAKE_VERSION,
 )
+from herald.taskgroup import task_group
 
 __all__ = ["CLIENT_INFO", "ServerError", "StdioClient", "WireEvent", "connect_stdio"]
 
@@ -61,15 +62,18 @@ class StdioClient(Client):
         on_wire: Callable[[WireEvent], None] | None,
         argv: Sequence[str] | None = None,
         reconnect_timeout: float = 30.0,
+        tasks: asyncio.TaskGroup,
     ):
         super().__init__(modern=modern, reconnect_timeout=reconnect_timeout)
+        #: The reader of each server process is a task of the `spawn` block.
+        self._tasks = tasks
         self.process = process
         self.on_wire = on_wire
         #: The command line, kept so that a server that exited can be started again.
         self.argv = list(argv) if argv is not None else None
         self._waiting: dict[RequestId, asyncio.Future[JSONObject]] = {}
         self._ids = itertools.count(1)
-        self._reader = asyncio.ensure_future(self._read(process))
+        self._reader = tasks.create_task(self._read(process))
         self._fresh = True  # `process` has not been opened yet; the first `_reopen` uses it
 
     @classmethod
@@ -84,12 +88,20 @@ class StdioClient(Client):
     ) -> AsyncIterator[StdioClient]:
         """Start the server, connect (handshake or discovery), and close it cleanly afterwards."""
         process = await _start(argv)
-        client = cls(process, modern=modern, on_wire=on_wire, argv=argv, reconnect_timeout=reconnect_timeout)
-        try:
-            await client.connect()
-            yield client
-        finally:
-            await client.aclose()
+        async with task_group() as tasks:
+            client = cls(
+                process,
+                modern=modern,
+                on_wire=on_wire,
+                argv=argv,
+                reconnect_timeout=reconnect_timeout,
+                tasks=tasks,
+            )
+            try:
+                await client.connect()
+                yield client
+            finally:
+                await client.aclose()
 
     async def _reopen(self) -> JSONObject:
         if not self._fresh:
@@ -116,7 +128,7 @@ class StdioClient(Client):
             self.process = await _start(self.argv)
         except OSError as exc:
             raise ConnectionLost(f"cannot start the server: {exc}") from exc
-        self._reader = asyncio.ensure_future(self._read(self.process))
+        self._reader = self._tasks.create_task(self._read(self.process))
 
     async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         request_id = next(self._ids)

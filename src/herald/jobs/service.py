@@ -12,8 +12,8 @@ from typing import Any
 from herald.jobs.events import JobEvent, timestamp
 from herald.jobs.machine import JobInput, Outcome, apply
 from herald.jobs.record import JobRecord
+from herald.jobs.store import JobStore
 from herald.listeners import Listeners
-from herald.stores.jobstore import JobStore
 
 JobListener = Callable[[JobRecord, JobEvent], None]
 

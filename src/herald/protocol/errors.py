@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from herald.protocol.versions import Era
+
 
 class HeraldError(Exception):
     """Root of every error herald raises on purpose."""
@@ -113,8 +115,8 @@ class ResourceNotFound(InvalidParams):
         super().__init__(f"Resource not found: {uri}", data={"uri": uri})
         self.uri = uri
 
-    def code_for(self, modern: bool) -> int:
-        return self.code if modern else self.LEGACY_CODE
+    def code_for(self, era: Era) -> int:
+        return self.code if era.stateless else self.LEGACY_CODE
 
 
 class HeaderMismatch(ProtocolError):

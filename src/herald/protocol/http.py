@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from herald.protocol.codec import Batch
 from herald.protocol.errors import HeaderMismatch, ProtocolError
-from herald.protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from herald.protocol.messages import Message, Notification, Request
+from herald.protocol.modern import is_modern_request
+from herald.protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, is_at_least
 
 #: What a handshake-era request without `MCP-Protocol-Version` is taken to speak.
 DEFAULT_HEADER_VERSION: Final = "2025-03-26"
@@ -55,6 +59,68 @@ class HTTPError(ProtocolError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.http_status = status
+
+
+#: SEP-1699 priming events (an id and a `retry:` before any data) exist from this version on.
+PRIMING_SINCE: Final = "2025-11-25"
+
+
+def primes(session_version: str | None) -> bool:
+    """Whether a session's SSE response opens with a priming event."""
+    return is_at_least(session_version or "", PRIMING_SINCE)
+
+
+def is_stateless(headers: Mapping[str, str]) -> bool:
+    """A message without a session that names a 2026-07-28 version in its header."""
+    return "mcp-session-id" not in headers and headers.get("mcp-protocol-version") in MODERN_VERSIONS
+
+
+class PostRoute(enum.Enum):
+    """Where a POSTed message goes, decided before any session is looked up."""
+
+    STATELESS_REQUEST = "stateless request"  #: served on its own, for this exchange
+    STATELESS_NOTIFICATION = "stateless notification"  #: accepted with 202, belongs to no exchange
+    INITIALIZE = "initialize"  #: mints a session
+    SESSION = "session"  #: belongs to the session named by `Mcp-Session-Id`
+
+
+def route_post(message: Message | Batch, headers: Mapping[str, str]) -> PostRoute:
+    """A request is stateless when its `_meta` names a version; a notification also by its header.
+
+    2026-07-28 has no sessions: a notification (a client closing its subscription sends
+    `notifications/cancelled`) belongs to no exchange and is accepted as it is.
+    """
+    if isinstance(message, Request) and is_modern_request(message.method, message.params):
+        return PostRoute.STATELESS_REQUEST
+    if "mcp-session-id" not in headers:
+        if isinstance(message, Request) and message.method == "initialize":
+            return PostRoute.INITIALIZE
+        if isinstance(message, Notification) and (
+            is_modern_request(message.method, message.params) or is_stateless(headers)
+        ):
+            return PostRoute.STATELESS_NOTIFICATION
+    return PostRoute.SESSION
+
+
+def check_get(headers: Mapping[str, str]) -> None:
+    """GET opens a session's event stream: meaningless without sessions, useless without SSE."""
+    if is_stateless(headers):
+        raise HTTPError(405, "Method Not Allowed: GET has no meaning in protocol version 2026-07-28")
+    if not accepts(headers, "text/event-stream"):
+        raise HTTPError(406, "Not Acceptable: GET opens an event stream; accept text/event-stream")
+
+
+def check_delete(headers: Mapping[str, str]) -> None:
+    """DELETE ends a session, and 2026-07-28 has none."""
+    if is_stateless(headers):
+        raise HTTPError(405, "Method Not Allowed: there are no sessions in protocol version 2026-07-28")
+
+
+def require_session_id(headers: Mapping[str, str]) -> str:
+    session_id = headers.get("mcp-session-id")
+    if session_id is None:
+        raise HTTPError(400, "Bad Request: the Mcp-Session-Id header is required after initialize")
+    return session_id
 
 
 def check_origin(headers: Mapping[str, str], allowed_hosts: frozenset[str]) -> None:

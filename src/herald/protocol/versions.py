@@ -7,6 +7,7 @@ official wire-types package so that they move with the schemas we validate again
 
 from __future__ import annotations
 
+import enum
 from typing import Final
 
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
@@ -44,3 +45,23 @@ def is_at_least(version: str, minimum: str) -> bool:
 
 def is_modern(version: str) -> bool:
     return version in MODERN_VERSIONS
+
+
+class Era(enum.Enum):
+    """How a conversation is held together: by a negotiated session, or by each request alone.
+
+    The era is derived from the version, once per message, by the connection; everything
+    downstream asks the era what it implies instead of re-deciding from the version.
+    """
+
+    HANDSHAKE = "handshake"
+    STATELESS = "stateless"
+
+    @classmethod
+    def of(cls, version: str) -> Era:
+        return cls.STATELESS if version in MODERN_VERSIONS else cls.HANDSHAKE
+
+    @property
+    def stateless(self) -> bool:
+        """2026-07-28: `_meta` on every request, typed results, no session to remember."""
+        return self is Era.STATELESS

@@ -8,46 +8,36 @@ hand, and the server tells every live connection when a list changes.
 
 from __future__ import annotations
 
-import inspect
 import os
 import secrets
-import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobListener, JobService
+from herald.jobs.store import JobStore
 from herald.listeners import Listeners
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
-from herald.server.context import Context
+from herald.protocol.versions import Era
+from herald.runtime.runner import JobRunner
 from herald.server.jobs import (
     JOB_EVENTS_EXTENSION,
     JOB_EVENTS_SETTINGS,
-    JobRunner,
     install_job_support,
     job_tool,
     open_job_tools_to_widgets,
 )
-from herald.server.registry import (
-    Completer,
-    ListKind,
-    PromptArgument,
-    PromptSpec,
-    Registry,
-    ResourceSpec,
-    ResourceTemplateSpec,
-    ToolSpec,
-)
-from herald.server.signature import output_schema_of, read_signature
+from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
+from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
+from herald.server.subscriptions import NotificationListener
 from herald.server.tasks import TASKS_EXTENSION, TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
-from herald.stores.jobstore import JobStore
 from herald.stores.memory import MemoryJobStore
 
 F = TypeVar("F", bound=Callable[..., Any])
-ServerListener = Callable[[Notification, str | None], None]
+ServerListener = NotificationListener
 
 
 class Server:
@@ -98,7 +88,19 @@ class Server:
             info["title"] = self.title
         return info
 
-    def capabilities(self, *, modern: bool = False) -> dict[str, Any]:
+    def hello(self) -> dict[str, Any]:
+        """What `initialize` answers besides the negotiated version."""
+        hello: dict[str, Any] = {"capabilities": self.capabilities(), "serverInfo": self.server_info()}
+        if self.instructions:
+            hello["instructions"] = self.instructions
+        return hello
+
+    def tool_input_schema(self, name: str) -> object:
+        """The input schema of the tool `name`, or None when there is no such tool."""
+        tool = self.registry.tools.get(name)
+        return tool.input_schema if tool is not None else None
+
+    def capabilities(self, era: Era = Era.HANDSHAKE) -> dict[str, Any]:
         """Derived from the registry: a capability is declared exactly when it is served.
 
         Every request consults it, so it is computed once per registry change. Treat the
@@ -113,7 +115,7 @@ class Server:
                 extensions = dict(self._modern_capabilities.get("extensions", {}))
                 extensions[TASKS_EXTENSION] = {}
                 self._modern_capabilities["extensions"] = extensions
-        return self._modern_capabilities if modern else self._capabilities
+        return self._modern_capabilities if era.stateless else self._capabilities
 
     def _derive_capabilities(self) -> dict[str, Any]:
         registry = self.registry
@@ -244,7 +246,7 @@ class Server:
                     self,
                     target,
                     name=name or target.__name__,
-                    description=description or _doc(target) or (name or target.__name__),
+                    description=description or docstring(target) or (name or target.__name__),
                     title=title,
                     annotations=annotations,
                     meta=self._with_ui(meta, ui),
@@ -339,20 +341,14 @@ class Server:
         """
 
         def register(target: F) -> F:
-            signature = read_signature(target, Context)
-            if input_schema is not None:
-                signature = type(signature)(
-                    input_schema, None, signature.context_parameter, signature.parameter_names
-                )
             self.registry.add_tool(
-                ToolSpec(
-                    name=name or target.__name__,
-                    function=target,
-                    signature=signature,
-                    description=description or _doc(target) or (name or target.__name__),
-                    input_schema=signature.schema,
-                    output_schema=output_schema if output_schema is not None else output_schema_of(target),
+                tool_spec(
+                    target,
+                    name=name,
+                    description=description,
                     title=title,
+                    input_schema=input_schema,
+                    output_schema=output_schema,
                     annotations=annotations,
                     icons=icons,
                     meta=self._with_ui(meta, ui),
@@ -383,12 +379,11 @@ class Server:
 
         def register(target: F) -> F:
             self.registry.add_resource(
-                ResourceSpec(
-                    uri=uri,
-                    name=name or target.__name__,
-                    function=target,
-                    context_parameter=_context_parameter(target),
-                    description=description or _doc(target),
+                resource_spec(
+                    target,
+                    uri,
+                    name=name,
+                    description=description,
                     mime_type=mime_type,
                     title=title,
                     annotations=annotations,
@@ -420,23 +415,20 @@ class Server:
         """
 
         def register(target: F) -> F:
-            spec = ResourceTemplateSpec(
-                uri_template=uri_template,
-                name=name or target.__name__,
-                function=target,
-                context_parameter=_context_parameter(target),
-                description=description or _doc(target),
-                mime_type=mime_type,
-                title=title,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                completers=dict(complete or {}),
+            self.registry.add_template(
+                template_spec(
+                    target,
+                    uri_template,
+                    name=name,
+                    description=description,
+                    mime_type=mime_type,
+                    title=title,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                    complete=complete,
+                )
             )
-            missing = set(spec.variables) - set(inspect.signature(target).parameters)
-            if missing:
-                raise TypeError(f"{target.__qualname__} lacks parameters for {sorted(missing)}")
-            self.registry.add_template(spec)
             return target
 
         return register
@@ -454,24 +446,15 @@ class Server:
         """Register a prompt; its string parameters are the prompt's arguments."""
 
         def register(target: F) -> F:
-            signature = read_signature(target, Context)
-            required = set(signature.schema.get("required", []))
-            properties: dict[str, Any] = signature.schema.get("properties", {})
-            arguments = tuple(
-                PromptArgument(arg, properties[arg].get("description"), arg in required)
-                for arg in signature.parameter_names
-            )
             self.registry.add_prompt(
-                PromptSpec(
-                    name=name or target.__name__,
-                    function=target,
-                    signature=signature,
-                    arguments=arguments,
-                    description=description or _doc(target),
+                prompt_spec(
+                    target,
+                    name=name,
+                    description=description,
                     title=title,
                     icons=icons,
                     meta=meta,
-                    completers=dict(complete or {}),
+                    complete=complete,
                 )
             )
             return target
@@ -485,13 +468,3 @@ class Server:
 def _state_key_from_environment() -> bytes:
     configured = os.environ.get("HERALD_STATE_KEY")
     return configured.encode() if configured else secrets.token_bytes(32)
-
-
-def _doc(function: Callable[..., Any]) -> str | None:
-    doc = inspect.getdoc(function)
-    return doc.strip() if doc else None
-
-
-def _context_parameter(function: Callable[..., Any]) -> str | None:
-    hints = typing.get_type_hints(function)
-    return next((name for name, hint in hints.items() if hint is Context), None)

@@ -1,55 +1,53 @@
-"""One client's handshake-era session, fed message by message by a transport.
+"""Drives the sans-IO `ServerConnection` for one client: the asyncio half of a connection.
 
-The connection applies the handshake session table, reads the modern envelope of
-requests that carry one, and serves every request in its own task so a slow tool
-never blocks `ping`. It owns no I/O: messages come in through `receive_data` or
-`receive_message` together with the `Outbox` their answers belong on (stdio has one
-for everything; HTTP has one per POST stream), and server-initiated messages leave
-through the connection's own outbox (stdout, or the session's GET stream).
+`herald.protocol.connection` decides what every message means; this module acts on its
+events. Each accepted request is served in its own task so a slow tool never blocks
+`ping`, and every such task belongs to the connection's task group: `async with
+Connection(...)` opens it, and leaving the block (or `aclose` from inside it) finishes or
+cancels what is in flight and awaits it, so nothing outlives the connection.
+
+Messages come in through `receive_data` or `receive_message` together with the `Outbox`
+their answers belong on (stdio has one for everything; HTTP has one per POST), and
+server-initiated messages leave through the connection's own outbox (stdout, or the
+session's GET stream).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import secrets
+from collections.abc import Callable, Coroutine
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
-from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch, decode, error_id, error_response
-from herald.protocol.errors import InvalidRequest, ProtocolError
-from herald.protocol.messages import ErrorResponse, Message, Notification, Request, RequestId, Response
-from herald.protocol.modern import is_modern_request
-from herald.protocol.session import HandshakeSession, SessionInput, Verdict, classify
-from herald.protocol.validation import validate_notification_params, validate_request_params
-from herald.protocol.versions import BATCH_VERSIONS, LATEST_HANDSHAKE_VERSION, negotiate
-from herald.server.dispatch import error_reply, respond
+from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch
+from herald.protocol.connection import (
+    Answered,
+    BatchReceived,
+    CancelRequested,
+    ClientAnswered,
+    ClientSession,
+    Event,
+    RequestReceived,
+    ServerConnection,
+)
+from herald.protocol.messages import ErrorResponse, Message, Notification, RequestId, Response
+from herald.server.dispatch import respond
 from herald.server.inputs import ClientRequester
+from herald.server.job_notifications import job_notifications
 from herald.server.outbox import Outbox
-from herald.server.scope import ClientSession, RequestScope, modern_scope
+from herald.server.scope import RequestScope
+from herald.taskgroup import logged
 
 if TYPE_CHECKING:
     from herald.server.app import Server
 
 logger = logging.getLogger("herald.connection")
 
-#: Until the client calls `logging/setLevel`, log messages at this level and above go out.
-DEFAULT_LOG_LEVEL = "info"
-
-_REFUSALS = {
-    Verdict.REFUSE_NOT_INITIALIZED: (
-        "Session not initialized: send 'initialize' first (only 'ping' is allowed before it)"
-    ),
-    Verdict.REFUSE_ALREADY_INITIALIZED: "Session already initialized: 'initialize' may be sent only once",
-    Verdict.REFUSE_CLOSED: "Session closed",
-}
-
 Reply = Response | ErrorResponse
-
-#: Methods whose requests stay open until the client cancels them.
-ENDLESS_METHODS = frozenset({"subscriptions/listen"})
 
 
 class ClientError(Exception):
@@ -70,181 +68,192 @@ class Connection:
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         owner_id: str | None = None,
+        follows_server: bool = True,
+        tasks: asyncio.TaskGroup | None = None,
     ):
+        """`follows_server=False` for a connection of one exchange (a 2026-07-28 POST), which
+        hears no server notifications: those reach stateless clients through a subscription.
+
+        With `tasks` (an HTTP session: the server lifespan's group), the connection starts
+        its tasks in that group and `aclose` awaits its own; without, `async with` opens a
+        group of the connection's own. A session then costs no task while it is idle.
+        """
         self.server = server
         self.outbox = outbox
-        self.max_message_bytes = max_message_bytes
-        self.handshake = HandshakeSession()
-        self.session: ClientSession | None = None
-        self._in_flight: dict[RequestId, asyncio.Future[Reply | None]] = {}
-        self._batch_replies: set[asyncio.Task[None]] = set()
-        #: Requests that run until cancelled (subscriptions): closing ends them instead of waiting.
-        self._endless: set[RequestId] = set()
-        self._awaiting_client: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
-        self._request_ids = itertools.count(1)
-        self._stop_listening = server.add_listener(self._on_server_notification)
+        self.protocol = ServerConnection(
+            server.hello, tool_schema=server.tool_input_schema, max_message_bytes=max_message_bytes
+        )
+        self._group = tasks
+        #: Tasks started in a group the connection does not own, which `aclose` awaits.
+        self._shared: set[asyncio.Task[Any]] | None = set() if tasks is not None else None
+        self._closed = False
+        self._tasks: dict[RequestId, asyncio.Task[Reply | None]] = {}
+        self._answers: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         #: Jobs started on this connection report their events here.
-        self.owner_id = owner_id or secrets.token_hex(8)
-        self._stop_job_events = server.add_job_listener(self._on_job_event, owner=self.owner_id)
+        self.owner_id = owner_id or (secrets.token_hex(8) if follows_server else "")
+        self._stop_listening: Callable[[], None] = _nothing
+        self._stop_job_events: Callable[[], None] = _nothing
+        if follows_server:
+            self._stop_listening = server.add_listener(self._on_server_notification)
+            self._stop_job_events = server.add_job_listener(self._on_job_event, owner=self.owner_id)
+
+    @property
+    def session(self) -> ClientSession | None:
+        return self.protocol.session
+
+    # -- lifetime ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Connection:
+        group = asyncio.TaskGroup()
+        await group.__aenter__()
+        self._group = group
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await self.aclose(cancel=error is not None)
+
+    async def aclose(self, *, cancel: bool = False) -> None:
+        """Finish (or with `cancel`, stop) every task in flight, then detach from the server.
+
+        Requests waiting for an answer from the client get an error instead: a client
+        that is going away will not answer. With a group of its own, this must run in the
+        task that entered the block.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for answer in self._answers.values():
+            if not answer.done():
+                answer.set_exception(ConnectionError("the client closed the connection"))
+        for request_id in self.protocol.endless:
+            if (endless := self._tasks.get(request_id)) is not None:
+                endless.cancel()
+        if cancel:
+            self.cancel_requests()
+        group, self._group = self._group, None
+        if self._shared is not None:
+            while self._shared:
+                await asyncio.gather(*self._shared, return_exceptions=True)
+        elif group is not None:
+            await group.__aexit__(None, None, None)
+        self.protocol.close()
+        self._stop_listening()
+        self._stop_job_events()
+
+    def cancel_requests(self) -> None:
+        """Cancel every request in flight (the client went away); each still ends in order."""
+        for task in self._tasks.values():
+            task.cancel()
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any], *, guarded: bool = True) -> asyncio.Task[Any]:
+        """Start a task the connection owns: `aclose` finishes or cancels it.
+
+        A task that fails is logged and ends alone: it must not take down the group,
+        which holds the connection's other requests (or, shared, other sessions).
+        `guarded=False` is for coroutines that never raise but for cancellation (`_serve`),
+        which saves a coroutine layer on every request.
+        """
+        if self._group is None:
+            coroutine.close()
+            raise RuntimeError("the connection is not open: use `async with Connection(...)`")
+        task = self._group.create_task(logged(coroutine, "a connection") if guarded else coroutine)
+        if guarded:  # cancelled before it started, the guard never awaited `coroutine`: close it
+            task.add_done_callback(lambda _: coroutine.close())
+        if self._shared is not None:
+            self._shared.add(task)
+            task.add_done_callback(self._shared.discard)
+        return task
 
     # -- input -----------------------------------------------------------------------------
 
     def receive_data(self, data: bytes, outbox: Outbox | None = None) -> None:
         """Handle one frame: a message, or a batch where the session allows batches."""
-        outbox = outbox or self.outbox
-        try:
-            decoded = decode(data, max_bytes=self.max_message_bytes)
-        except ProtocolError as exc:
-            outbox.send(error_response(error_id(exc), exc))
-            return
-        if isinstance(decoded, Batch):
-            self.receive_batch(decoded, outbox)
-        else:
-            self.receive_message(decoded, outbox)
+        self._act(self.protocol.receive_data(data), outbox or self.outbox)
 
-    def receive_message(self, message: Message, outbox: Outbox | None = None) -> None:
-        outbox = outbox or self.outbox
-        if isinstance(message, Request):
-            self._receive_request(message, outbox)
-        elif isinstance(message, Notification):
-            self._receive_notification(message)
-        else:
-            self._receive_client_answer(message)
+    def receive_message(
+        self, message: Message | Batch, outbox: Outbox | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        self._act(self.protocol.receive(message, headers), outbox or self.outbox)
 
-    def receive_batch(self, batch: Batch, outbox: Outbox | None = None) -> None:
-        outbox = outbox or self.outbox
-        version = self.session.protocol_version if self.session else None
-        if version not in BATCH_VERSIONS:
-            refusal = InvalidRequest(
-                f"JSON-RPC batches are not supported in protocol version {version or 'before initialize'}; "
-                "they are allowed only on a 2025-03-26 session"
+    def _act(self, event: Event, outbox: Outbox) -> None:
+        if isinstance(event, RequestReceived):
+            self._tasks[event.request.id] = self.spawn(
+                self._serve(event, outbox, send_reply=True), guarded=False
             )
-            outbox.send(error_response(None, refusal))
-            return
-        replies: list[asyncio.Future[Reply | None]] = []
-        for item in batch.items:
-            if isinstance(item, ErrorResponse) and item.error["code"] == InvalidRequest.code:
-                replies.append(_done(item))
-            elif isinstance(item, Request):
-                replies.append(self._start_request(item, outbox))
-            else:
-                self.receive_message(item, outbox)
-        if replies:
-            task = asyncio.ensure_future(self._send_batch_reply(replies, outbox))
-            self._batch_replies.add(task)
-            task.add_done_callback(self._batch_replies.discard)
+        elif isinstance(event, Answered):
+            outbox.send(event.reply)
+        elif isinstance(event, BatchReceived):
+            self._act_on_batch(event, outbox)
+        elif isinstance(event, CancelRequested):
+            if (task := self._tasks.get(event.request_id)) is not None:
+                task.cancel()
+        elif isinstance(event, ClientAnswered):
+            self._client_answered(event)
+        elif event.warn:
+            logger.warning("%s", event.reason)
+        else:
+            logger.debug("ignoring %s", event.reason)
 
-    async def _send_batch_reply(self, replies: list[asyncio.Future[Reply | None]], outbox: Outbox) -> None:
-        answered = await asyncio.gather(*replies)
+    def _act_on_batch(self, batch: BatchReceived, outbox: Outbox) -> None:
+        replies: list[Reply | asyncio.Task[Reply | None]] = []
+        for event in batch.events:
+            if isinstance(event, RequestReceived):
+                task = self.spawn(self._serve(event, outbox, send_reply=False), guarded=False)
+                self._tasks[event.request.id] = task
+                replies.append(task)
+            elif isinstance(event, Answered):
+                replies.append(event.reply)
+            else:
+                self._act(event, outbox)
+        if replies:
+            self.spawn(self._send_batch_reply(replies, outbox))
+
+    async def _send_batch_reply(
+        self, replies: list[Reply | asyncio.Task[Reply | None]], outbox: Outbox
+    ) -> None:
+        answered = [
+            reply if isinstance(reply, Response | ErrorResponse) else await reply for reply in replies
+        ]
         found = tuple(reply for reply in answered if reply is not None)
         if found:
             outbox.send(found)
 
-    def _receive_request(self, request: Request, outbox: Outbox) -> None:
-        future = self._start_request(request, outbox, send_reply=True)
-        if future.done() and (reply := future.result()) is not None:
-            outbox.send(reply)  # answered on the spot: refused, or `initialize`
+    async def _serve(self, received: RequestReceived, outbox: Outbox, *, send_reply: bool) -> Reply | None:
+        """Serve one request; with `send_reply` the task sends its reply itself as its last step.
 
-    def _start_request(
-        self, request: Request, outbox: Outbox, *, send_reply: bool = False
-    ) -> asyncio.Future[Reply | None]:
-        """Begin serving a request; the future yields its reply, or None when cancelled.
-
-        With `send_reply` the task sends its own reply as its last step, which saves the
-        event-loop turn a done-callback would cost on every call.
+        That saves the event-loop turn a done-callback would cost on every call.
         """
-        if request.id in self._in_flight:
-            duplicate = InvalidRequest(f"Request id {request.id!r} is already in use by a request in flight")
-            return _done(error_response(request.id, duplicate))
-        try:
-            scope = self._scope_for(request, outbox)
-        except ProtocolError as exc:
-            return _done(error_response(request.id, exc))
-        if scope is None:  # `initialize` is answered inline so that what follows it sees the session
-            return _done(self._initialize(request, outbox))
-        task = asyncio.ensure_future(self._serve(scope, send_reply))
-        self._in_flight[request.id] = task
-        if request.method in ENDLESS_METHODS:
-            self._endless.add(request.id)
-        return task
-
-    async def _serve(self, scope: RequestScope, send_reply: bool) -> Reply | None:
+        if received.era.stateless:
+            scope = RequestScope.of(received, outbox)
+        else:
+            scope = RequestScope.of(
+                received,
+                outbox,
+                requester=self.requester(outbox),
+                close_stream=getattr(outbox, "close_stream", None),
+                owner=self.owner_id,
+            )
+        request_id = received.request.id
         try:
             reply = await respond(self.server, scope)
         except asyncio.CancelledError:
             # Cancelled by the client, or by shutdown: JSON-RPC sends no reply, but an outbox
             # that is one HTTP exchange must still learn that this request is over.
-            ended = getattr(scope.outbox, "request_ended", None)
+            ended = getattr(outbox, "request_ended", None)
             if ended is not None:
-                ended(scope.request.id)
+                ended(request_id)
             return None
         finally:
-            self._in_flight.pop(scope.request.id, None)
-            self._endless.discard(scope.request.id)
+            self.protocol.request_finished(request_id)
+            self._tasks.pop(request_id, None)
         if send_reply:
-            scope.outbox.send(reply)
+            try:
+                outbox.send(reply)
+            except Exception:  # a transport fault must not take the connection's other requests down
+                logger.exception("could not send the reply to %r", request_id)
         return reply
-
-    def _scope_for(self, request: Request, outbox: Outbox) -> RequestScope | None:
-        if is_modern_request(request.method, request.params):
-            return modern_scope(request, outbox)
-        event = classify(request.method, is_request=True)
-        verdict = self.handshake.verdict_for(event)
-        if verdict is not Verdict.ACCEPT:
-            raise InvalidRequest(_REFUSALS[verdict])
-        if event is SessionInput.INITIALIZE:
-            return None
-        session = self.session
-        meta = (request.params or {}).get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        return RequestScope(
-            request=request,
-            version=session.protocol_version if session else LATEST_HANDSHAKE_VERSION,
-            modern=False,
-            client_capabilities=session.client_capabilities if session else {},
-            client_info=session.client_info if session else None,
-            outbox=outbox,
-            progress_token=token if isinstance(token, str | int) and not isinstance(token, bool) else None,
-            log_threshold=(session.log_level or DEFAULT_LOG_LEVEL) if session else None,
-            session=session,
-            requester=self.requester(outbox),
-            close_stream=getattr(outbox, "close_stream", None),
-            owner=self.owner_id,
-        )
-
-    def _initialize(self, request: Request, outbox: Outbox) -> Reply:
-        scope = RequestScope(request, LATEST_HANDSHAKE_VERSION, False, {}, None, outbox)
-        try:
-            validate_request_params("initialize", LATEST_HANDSHAKE_VERSION, request.params)
-        except ProtocolError as exc:
-            return error_reply(scope, exc)
-        params: dict[str, Any] = request.params or {}
-        version = negotiate(params.get("protocolVersion"))
-        self.handshake.receive(SessionInput.INITIALIZE)
-        self.handshake.protocol_version = version
-        self.session = ClientSession(version, params.get("capabilities") or {}, params.get("clientInfo"))
-        result: dict[str, Any] = {
-            "protocolVersion": version,
-            "capabilities": self.server.capabilities(),
-            "serverInfo": self.server.server_info(),
-        }
-        if self.server.instructions:
-            result["instructions"] = self.server.instructions
-        return Response(request.id, result)
-
-    def _receive_notification(self, notification: Notification) -> None:
-        version = self.session.protocol_version if self.session else LATEST_HANDSHAKE_VERSION
-        if notification.method == "notifications/cancelled":
-            request_id = (notification.params or {}).get("requestId")
-            task = self._in_flight.get(request_id) if isinstance(request_id, str | int) else None
-            if task is not None:
-                task.cancel()
-            return
-        if notification.method == "notifications/initialized":
-            self.handshake.receive(SessionInput.INITIALIZED)
-            return
-        if not validate_notification_params(notification.method, version, notification.params):
-            logger.debug("ignoring notification %s", notification.method)
 
     # -- requests to the client (handshake era) -------------------------------------------------
 
@@ -252,91 +261,55 @@ class Connection:
         """Send requests to the client on `outbox` (a request's own stream) and await the answers."""
 
         async def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
-            request_id = f"herald-{next(self._request_ids)}"
+            message = self.protocol.start_request(method, params)
             answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-            self._awaiting_client[request_id] = answer
+            self._answers[message.id] = answer
             try:
-                outbox.send(Request(request_id, method, params))
+                outbox.send(message)
                 return await answer
             finally:
-                self._awaiting_client.pop(request_id, None)
+                self._answers.pop(message.id, None)
+                self.protocol.stop_waiting(message.id)
 
         return request
 
-    def _receive_client_answer(self, message: Response | ErrorResponse) -> None:
-        answer = self._awaiting_client.get(message.id) if message.id is not None else None
+    def _client_answered(self, event: ClientAnswered) -> None:
+        answer = self._answers.get(event.request_id)
         if answer is None or answer.done():
-            if isinstance(message, ErrorResponse) and message.id is None:
-                logger.warning("client reported an error: %s", message.error)
-            else:
-                logger.debug("ignoring an answer to no request of ours: %r", message.id)
             return
-        if isinstance(message, Response):
-            answer.set_result(message.result)
+        if event.error is not None:
+            answer.set_exception(ClientError(event.error))
         else:
-            answer.set_exception(ClientError(message.error))
+            answer.set_result(event.result or {})
 
     # -- server-initiated messages ------------------------------------------------------------
 
     def _on_server_notification(self, notification: Notification, uri: str | None) -> None:
-        if not self.handshake.may_notify or self.session is None:
-            return
-        if uri is not None:
-            if uri in self.session.subscriptions:
-                self.outbox.send(notification)
-            return
-        kind = notification.method.split("/")[1]
-        if self.server.capabilities().get(kind, {}).get("listChanged"):
+        declared = uri is None and bool(
+            self.server.capabilities().get(notification.method.split("/")[1], {}).get("listChanged")
+        )
+        if self.protocol.may_send(uri, list_changed=declared):
             self.outbox.send(notification)
 
     def _on_job_event(self, job: JobRecord, event: JobEvent) -> None:
         """Events of jobs started here (the server tells no others), after `initialized` only."""
-        if not self.handshake.may_notify:
+        if not self.protocol.may_notify:
             return
-        keep = getattr(self.outbox, "start", None)
-        if keep is not None:
-            keep()  # an HTTP session's GET stream stores job events even before a client listens
-        self.outbox.send(Notification(event.method, event.to_params()))
-        if event.kind == "progress" and job.progress_token is not None:
-            params: dict[str, Any] = {
-                "progressToken": job.progress_token,
-                "progress": job.percentage,
-                "total": 100,
-            }
-            if job.stage:
-                params["message"] = job.stage
-            self.outbox.send(Notification("notifications/progress", params))
+        send_job_event = getattr(self.outbox, "send_job_event", None)
+        if send_job_event is not None:
+            # An HTTP session's GET stream logs a reference to the event, not its bytes, and
+            # renders it (with its progress mirror) through `job_notifications` as it sends it.
+            send_job_event(event, job.progress_token)
+            return
+        for notification in job_notifications(event, job.progress_token):
+            self.outbox.send(notification)
 
     # -- shutdown ----------------------------------------------------------------------------------
 
     @property
     def in_flight(self) -> int:
-        return len(self._in_flight)
-
-    async def aclose(self, *, cancel: bool = False) -> None:
-        """Finish (or with `cancel`, stop) every request in flight, then detach from the server.
-
-        Requests waiting for an answer from the client get an error instead: a client
-        that is going away will not answer.
-        """
-        for answer in self._awaiting_client.values():
-            if not answer.done():
-                answer.set_exception(ConnectionError("the client closed the connection"))
-        for request_id in self._endless:
-            if (endless := self._in_flight.get(request_id)) is not None:
-                endless.cancel()
-        while self._in_flight or self._batch_replies:
-            tasks: list[asyncio.Future[Any]] = [*self._in_flight.values(), *self._batch_replies]
-            if cancel:
-                for task in tasks:
-                    task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-        self.handshake.receive(SessionInput.CLOSE)
-        self._stop_listening()
-        self._stop_job_events()
+        return len(self._tasks)
 
 
-def _done(reply: Reply) -> asyncio.Future[Reply | None]:
-    future: asyncio.Future[Reply | None] = asyncio.get_running_loop().create_future()
-    future.set_result(reply)
-    return future
+def _nothing() -> None:
+    return None

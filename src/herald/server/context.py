@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from herald.protocol.errors import HeraldError, ProgressError
 from herald.protocol.messages import Notification, RequestId
@@ -20,16 +20,12 @@ from herald.server.inputs import (
     ClientRequester,
     InputRequired,
     InputRound,
+    TaskInputs,
     answer_is_valid,
     check_capability,
 )
 from herald.server.logging_levels import LogLevel, passes
 from herald.server.outbox import Outbox
-
-if TYPE_CHECKING:
-    from herald.server.app import Server
-    from herald.server.tasks import TaskInputs
-
 
 #: MCP (syslog) severities in Python's logging levels; syslog has more steps than Python.
 PYTHON_LEVELS = {
@@ -48,7 +44,6 @@ PYTHON_LEVELS = {
 class Context:
     """The request context handed to user functions that ask for it by annotation."""
 
-    server: Server
     request_id: RequestId
     protocol_version: str
     client_capabilities: Mapping[str, Any]

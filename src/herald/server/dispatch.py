@@ -1,7 +1,7 @@
 """Serve one request in a scope: gate, validate, handle, shape the result.
 
 The same steps run for both eras; the scope says which version's schema applies and
-whether the modern result fields (`resultType`, cache hints, server info) are added.
+whether the 2026-07-28 result fields (`resultType`, cache hints, server info) are added.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ async def respond(server: Server, scope: RequestScope) -> Response | ErrorRespon
 def error_reply(scope: RequestScope, error: ProtocolError) -> ErrorResponse:
     body = error.to_error_object()
     if isinstance(error, ResourceNotFound):
-        body["code"] = error.code_for(scope.modern)
+        body["code"] = error.code_for(scope.era)
     if error.__cause__ is not None and isinstance(error, InternalError):
         logger.error("%s", error.message, exc_info=error.__cause__)
     return ErrorResponse(scope.request.id, body)
@@ -58,7 +58,7 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
     handler, capability = entry
     if capability is not None and capability not in server.capabilities():
         raise MethodNotFound(f"Method not found: {method} (this server declares no {capability} capability)")
-    if scope.modern and "inputResponses" in scope.params:
+    if scope.era.stateless and "inputResponses" in scope.params:
         cleaned = without_unusable_answers(scope.request.params)
         scope.request = Request(scope.request.id, method, dict(cleaned) if cleaned is not None else None)
     if method not in SELF_VALIDATED:
@@ -73,14 +73,14 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
                 server.state_key, state_purpose(scope), {"answers": needed.answers, "state": needed.state}
             ),
         }
-    if scope.modern:
-        add_modern_fields(server, method, result)
+    if scope.era.stateless:
+        add_stateless_fields(server, method, result)
     if result.get("resultType") == "task" or (method == "tools/call" and "task" in result):
         return result  # a created task: the shape of the tasks extension, which the wire types do not list
     return serialize_result(method, scope.version, result)
 
 
-def add_modern_fields(server: Server, method: str, result: dict[str, Any]) -> None:
+def add_stateless_fields(server: Server, method: str, result: dict[str, Any]) -> None:
     """What every 2026-07-28 result carries: its type, cache hints where defined, and who we are."""
     result.setdefault("resultType", "complete")
     if is_cacheable(method):

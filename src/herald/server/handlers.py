@@ -3,7 +3,8 @@
 Each handler takes the server and a `RequestScope` and returns the result object, or
 raises a `ProtocolError`. Era differences that the spec defines per revision (how bad
 tool arguments are reported, which code an unknown resource gets) are decided from
-`scope.version` here and nowhere else.
+`scope.version` here and nowhere else. The server is a `HandlerHost`, the part of it
+the handlers read, so this module does not import `Server` (which would import it back).
 """
 
 from __future__ import annotations
@@ -12,17 +13,22 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, ProtocolError, ResourceNotFound
 from herald.protocol.sealing import unseal
 from herald.protocol.validation import MAX_JSON_DEPTH, nested_deeper_than
-from herald.protocol.versions import ARGUMENT_ERRORS_AS_RESULTS_SINCE, SUPPORTED_VERSIONS, is_at_least
+from herald.protocol.versions import (
+    ARGUMENT_ERRORS_AS_RESULTS_SINCE,
+    SUPPORTED_VERSIONS,
+    Era,
+    is_at_least,
+)
 from herald.server.context import Context
 from herald.server.inputs import InputRequired, InputRound
 from herald.server.logging_levels import SEVERITY
-from herald.server.registry import ToolSpec
+from herald.server.registry import Registry, ToolSpec
 from herald.server.results import (
     error_result,
     prompt_result,
@@ -32,14 +38,25 @@ from herald.server.results import (
 )
 from herald.server.scope import RequestScope
 from herald.server.signature import Signature
-from herald.server.subscriptions import Subscription
-
-if TYPE_CHECKING:
-    from herald.server.app import Server
+from herald.server.subscriptions import NotificationSource, Subscription
+from herald.server.tasks import TaskManager
 
 logger = logging.getLogger("herald.server")
-Handler = Callable[["Server", RequestScope], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100
+
+
+class HandlerHost(NotificationSource, Protocol):
+    """What the handlers read of the server: its offer, its settings and its task manager."""
+
+    instructions: str | None
+    page_size: int
+    registry: Registry
+    state_key: bytes
+    tasks: TaskManager
+    tool_error_types: tuple[type[BaseException], ...]
+
+
+Handler = Callable[[HandlerHost, RequestScope], Awaitable[dict[str, Any]]]
 
 
 async def call(function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
@@ -50,13 +67,12 @@ async def call(function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
     return value
 
 
-def make_context(server: Server, scope: RequestScope) -> Context:
+def make_context(server: HandlerHost, scope: RequestScope) -> Context:
     return Context(
         requester=scope.requester,
-        input_round=input_round(server, scope) if scope.modern else None,
+        input_round=input_round(server.state_key, scope) if scope.era.stateless else None,
         close_stream_callback=scope.close_stream,
         owner=scope.owner,
-        server=server,
         request_id=scope.request.id,
         protocol_version=scope.version,
         client_capabilities=scope.client_capabilities,
@@ -73,13 +89,13 @@ def state_purpose(scope: RequestScope) -> str:
     return f"{scope.request.method}:{params.get('name', params.get('uri', ''))}"
 
 
-def input_round(server: Server, scope: RequestScope) -> InputRound:
+def input_round(state_key: bytes, scope: RequestScope) -> InputRound:
     """Answers from earlier rounds (sealed in requestState) merged with this retry's answers."""
     params = scope.params
     round_ = InputRound()
     token = params.get("requestState")
     if isinstance(token, str):
-        carried = unseal(server.state_key, state_purpose(scope), token)
+        carried = unseal(state_key, state_purpose(scope), token)
         if isinstance(carried, dict):
             round_.answers.update(carried.get("answers") or {})
             round_.state = carried.get("state")
@@ -90,7 +106,7 @@ def input_round(server: Server, scope: RequestScope) -> InputRound:
 
 
 def bind(
-    signature: Signature, arguments: dict[str, Any], server: Server, scope: RequestScope
+    signature: Signature, arguments: dict[str, Any], server: HandlerHost, scope: RequestScope
 ) -> dict[str, Any]:
     """The keyword arguments for a user function: converted values plus its context, if it asks."""
     values = signature.convert(arguments)
@@ -99,26 +115,26 @@ def bind(
     return values
 
 
-async def ping(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def ping(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     return {}
 
 
-async def discover(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def discover(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(SUPPORTED_VERSIONS),
-        "capabilities": server.capabilities(modern=True),
+        "capabilities": server.capabilities(Era.STATELESS),
     }
     if server.instructions:
         result["instructions"] = server.instructions
     return result
 
 
-async def list_tools(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def list_tools(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     tools = [spec.to_wire() for spec in server.registry.tools.values()]
     return paginate("tools", tools, scope.params.get("cursor"), server.page_size)
 
 
-async def call_tool(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def call_tool(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     name = scope.params["name"]
     spec = server.registry.tools.get(name)
     if spec is None:
@@ -137,13 +153,18 @@ async def call_tool(server: Server, scope: RequestScope) -> dict[str, Any]:
             return error_result(message)
         raise InvalidParams(message)
     as_task = server.tasks.wants_task(scope, spec)
+    context = make_context(server, scope)
     if as_task is not None:
-        return await server.tasks.start(scope, spec, arguments, as_task)
-    return await execute_tool(server, scope, spec, arguments, make_context(server, scope))
+
+        def run(task_context: Context) -> Awaitable[dict[str, Any]]:
+            return execute_tool(server, spec, arguments, task_context)
+
+        return await server.tasks.start(scope, spec, arguments, as_task, context, run)
+    return await execute_tool(server, spec, arguments, context)
 
 
 async def execute_tool(
-    server: Server, scope: RequestScope, spec: ToolSpec, arguments: dict[str, Any], context: Context
+    server: HandlerHost, spec: ToolSpec, arguments: dict[str, Any], context: Context
 ) -> dict[str, Any]:
     """Run a tool with validated arguments and shape its result (now, or inside a task)."""
     name = spec.name
@@ -169,17 +190,17 @@ async def execute_tool(
     return tool_result_to_wire(result)
 
 
-async def list_resources(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def list_resources(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     resources = [spec.to_wire() for spec in server.registry.resources.values()]
     return paginate("resources", resources, scope.params.get("cursor"), server.page_size)
 
 
-async def list_resource_templates(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def list_resource_templates(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     templates = [spec.to_wire() for spec in server.registry.templates.values()]
     return paginate("resourceTemplates", templates, scope.params.get("cursor"), server.page_size)
 
 
-async def read_resource(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def read_resource(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     uri: str = scope.params["uri"]
     spec = server.registry.find_resource(uri)
     if spec is not None:
@@ -208,24 +229,24 @@ async def read_resource(server: Server, scope: RequestScope) -> dict[str, Any]:
     return {"contents": contents}
 
 
-async def subscribe(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def subscribe(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     assert scope.session is not None  # the method exists only in the handshake era
     scope.session.subscriptions.add(scope.params["uri"])
     return {}
 
 
-async def unsubscribe(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def unsubscribe(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     assert scope.session is not None
     scope.session.subscriptions.discard(scope.params["uri"])
     return {}
 
 
-async def list_prompts(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def list_prompts(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     prompts = [spec.to_wire() for spec in server.registry.prompts.values()]
     return paginate("prompts", prompts, scope.params.get("cursor"), server.page_size)
 
 
-async def get_prompt(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def get_prompt(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     name = scope.params["name"]
     spec = server.registry.prompts.get(name)
     if spec is None:
@@ -246,7 +267,7 @@ async def get_prompt(server: Server, scope: RequestScope) -> dict[str, Any]:
         raise InvalidParams(f"Invalid arguments for prompt {name!r}: {exc}") from None
 
 
-async def complete(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def complete(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     reference = scope.params["ref"]
     argument = scope.params["argument"]
     if reference["type"] == "ref/prompt":
@@ -270,7 +291,7 @@ async def complete(server: Server, scope: RequestScope) -> dict[str, Any]:
     }
 
 
-async def set_level(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def set_level(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     assert scope.session is not None
     level = scope.params["level"]
     if level not in SEVERITY:
@@ -279,7 +300,7 @@ async def set_level(server: Server, scope: RequestScope) -> dict[str, Any]:
     return {}
 
 
-async def listen(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def listen(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     """subscriptions/listen on a message stream: notifications until the client cancels it."""
     subscription = Subscription(server, scope.request.id, scope.params.get("notifications") or {})
     scope.outbox.send(subscription.acknowledgement())
@@ -291,23 +312,23 @@ async def listen(server: Server, scope: RequestScope) -> dict[str, Any]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-async def get_task(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def get_task(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     return await server.tasks.get(scope)
 
 
-async def update_task(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def update_task(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     return await server.tasks.update(scope)
 
 
-async def cancel_task(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def cancel_task(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     return await server.tasks.cancel(scope)
 
 
-async def task_result(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def task_result(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     return await server.tasks.result_of(scope)
 
 
-async def list_tasks(server: Server, scope: RequestScope) -> dict[str, Any]:
+async def list_tasks(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     return await server.tasks.list(scope)
 
 

@@ -6,10 +6,13 @@ waits for the answer. In the 2026-07-28 era there are no server-to-client reques
 call ends with an `input_required` result listing what is needed, the client retries
 with the answers, and the tool runs again from the top. Answers from earlier rounds
 travel in the sealed `requestState`, so each `ask` finds every answer it already got.
+Inside an MCP task the requests wait in the task's `TaskInputs` until `tasks/update`
+answers them.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,3 +66,35 @@ def answer_is_valid(method: str, answer: Any) -> bool:
     if method == "sampling/createMessage":
         return "content" in answer and "role" in answer
     return isinstance(answer.get("roots"), list)
+
+
+class TaskInputs:
+    """Input requests a task is waiting on, answered by `tasks/update`."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, dict[str, Any]] = {}
+        self._answers: dict[str, asyncio.Future[Any]] = {}
+
+    async def ask(self, requests: Mapping[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        futures = {key: loop.create_future() for key in requests}
+        for key, (method, params) in requests.items():
+            self.pending[key] = {"method": method, "params": params}
+        self._answers.update(futures)
+        try:
+            return {key: await future for key, future in futures.items()}
+        finally:
+            for key in requests:
+                self.pending.pop(key, None)
+                self._answers.pop(key, None)
+
+    def answer(self, responses: Mapping[str, Any]) -> None:
+        """Hand answers to the waiting task; unknown keys and unusable answers are ignored."""
+        for key, value in responses.items():
+            waiting = self._answers.get(key)
+            request = self.pending.get(key)
+            if waiting is None or request is None or waiting.done():
+                continue
+            if answer_is_valid(request["method"], value):
+                self.pending.pop(key, None)
+                waiting.set_result(value)

@@ -3,33 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from herald.protocol.connection import ClientSession, RequestReceived
 from herald.protocol.messages import Request
-from herald.protocol.modern import read_envelope
+from herald.protocol.versions import Era
 from herald.server.inputs import ClientRequester
 from herald.server.outbox import Outbox
 
-
-@dataclass(slots=True)
-class ClientSession:
-    """Handshake-era state that outlives a request: plain data, so a store can hold it."""
-
-    protocol_version: str
-    client_capabilities: dict[str, Any]
-    client_info: dict[str, Any] | None
-    log_level: str | None = None
-    subscriptions: set[str] = field(default_factory=set)
+__all__ = ["ClientSession", "RequestScope"]
 
 
 @dataclass(slots=True)
 class RequestScope:
-    """One request plus what its era says about the client."""
+    """One request plus what its era says about the client, and where its messages go."""
 
     request: Request
     version: str
-    modern: bool
+    era: Era
     client_capabilities: Mapping[str, Any]
     client_info: Mapping[str, Any] | None
     outbox: Outbox
@@ -40,21 +32,32 @@ class RequestScope:
     close_stream: Callable[[], None] | None = None
     owner: str | None = None
 
+    @classmethod
+    def of(
+        cls,
+        received: RequestReceived,
+        outbox: Outbox,
+        *,
+        requester: ClientRequester | None = None,
+        close_stream: Callable[[], None] | None = None,
+        owner: str | None = None,
+    ) -> RequestScope:
+        """The scope of a request the protocol connection accepted."""
+        return cls(
+            request=received.request,
+            version=received.version,
+            era=received.era,
+            client_capabilities=received.client_capabilities,
+            client_info=received.client_info,
+            outbox=outbox,
+            progress_token=received.progress_token,
+            log_threshold=received.log_threshold,
+            session=received.session,
+            requester=requester,
+            close_stream=close_stream,
+            owner=owner,
+        )
+
     @property
     def params(self) -> dict[str, Any]:
         return self.request.params or {}
-
-
-def modern_scope(request: Request, outbox: Outbox) -> RequestScope:
-    """The scope of a 2026-07-28 request: everything comes from its own `_meta`."""
-    envelope = read_envelope(request.method, request.params)
-    return RequestScope(
-        request=request,
-        version=envelope.version,
-        modern=True,
-        client_capabilities=envelope.client_capabilities,
-        client_info=envelope.client_info,
-        outbox=outbox,
-        progress_token=envelope.progress_token,
-        log_threshold=envelope.log_level,
-    )

@@ -11,17 +11,18 @@ on the stream until the client cancels the request.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
+from herald.jobs.service import JobListener
 from herald.protocol.messages import Notification, RequestId
+from herald.protocol.versions import Era
 from herald.server.jobs import JOB_EVENTS_EXTENSION, JOB_EVENTS_FILTER
 
-if TYPE_CHECKING:
-    from herald.server.app import Server
-
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+#: Hears a server-initiated notification, with the resource URI of a resource update.
+NotificationListener = Callable[[Notification, str | None], None]
 
 #: Filter flag -> (the list-changed notification it selects, the capability that must offer it).
 LIST_FLAGS = {
@@ -31,9 +32,19 @@ LIST_FLAGS = {
 }
 
 
-def agreed_filter(server: Server, wanted: dict[str, Any]) -> dict[str, Any]:
+class NotificationSource(Protocol):
+    """What a subscription follows on the server: what it declares and what it announces."""
+
+    def capabilities(self, era: Era = Era.HANDSHAKE) -> dict[str, Any]: ...
+
+    def add_listener(self, listener: NotificationListener) -> Callable[[], None]: ...
+
+    def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]: ...
+
+
+def agreed_filter(server: NotificationSource, wanted: dict[str, Any]) -> dict[str, Any]:
     """The part of a requested filter the server offers."""
-    capabilities = server.capabilities(modern=True)
+    capabilities = server.capabilities(Era.STATELESS)
     agreed: dict[str, Any] = {
         flag: True
         for flag, (_, capability) in LIST_FLAGS.items()
@@ -54,7 +65,9 @@ def agreed_filter(server: Server, wanted: dict[str, Any]) -> dict[str, Any]:
 class Subscription:
     """One listen request: its agreed filter, and the notifications that match it."""
 
-    def __init__(self, server: Server, subscription_id: RequestId, wanted: dict[str, Any]) -> None:
+    def __init__(
+        self, server: NotificationSource, subscription_id: RequestId, wanted: dict[str, Any]
+    ) -> None:
         self.server = server
         self.id = subscription_id
         self.agreed = agreed_filter(server, wanted)

@@ -23,8 +23,8 @@ every `tasks/cancel`, so the extension answers its empty ack.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Protocol, cast
 
 import orjson
 from mcp_types import CancelTaskResult, CreateTaskResult, GetTaskResult, ListTasksResult, Task
@@ -32,60 +32,42 @@ from pydantic import BaseModel
 
 from herald.content import resource_link, text
 from herald.jobs.record import JobRecord
-from herald.jobs.service import UnknownJob
+from herald.jobs.service import JobListener, JobService, UnknownJob
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, MethodNotFound, MissingClientCapability, ProtocolError
 from herald.protocol.validation import serialize_result
 from herald.protocol.versions import is_at_least
-from herald.server.inputs import answer_is_valid
-from herald.server.jobs import JobContext, JobFailure, ShuttingDown, launch_job
-from herald.server.registry import ToolSpec
+from herald.runtime.context import JobContext, JobFailure
+from herald.runtime.runner import JobRunner, ShuttingDown, launch_job
+from herald.server.context import Context
+from herald.server.inputs import TaskInputs
+from herald.server.registry import Registry, ToolSpec
 from herald.server.scope import RequestScope
-
-if TYPE_CHECKING:
-    from herald.server.app import Server
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_TTL_MS = 60 * 60 * 1000
 POLL_INTERVAL_MS = 200
 TASK_RESULT = "task-result.json"
 TaskShape = Literal["core", "extension"]
+#: Runs the tool of a `tools/call` with the context given, to its wire result.
+ToolRun = Callable[[Context], Awaitable[dict[str, Any]]]
 
 
-class TaskInputs:
-    """Input requests a task is waiting on, answered by `tasks/update`."""
+class TaskHost(Protocol):
+    """What tasks use of the server: its jobs, its tools and its page size."""
 
-    def __init__(self) -> None:
-        self.pending: dict[str, dict[str, Any]] = {}
-        self._answers: dict[str, asyncio.Future[Any]] = {}
+    registry: Registry
+    page_size: int
 
-    async def ask(self, requests: Mapping[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        futures = {key: loop.create_future() for key in requests}
-        for key, (method, params) in requests.items():
-            self.pending[key] = {"method": method, "params": params}
-        self._answers.update(futures)
-        try:
-            return {key: await future for key, future in futures.items()}
-        finally:
-            for key in requests:
-                self.pending.pop(key, None)
-                self._answers.pop(key, None)
+    def job_service(self) -> JobService: ...
 
-    def answer(self, responses: Mapping[str, Any]) -> None:
-        """Hand answers to the waiting task; unknown keys and unusable answers are ignored."""
-        for key, value in responses.items():
-            waiting = self._answers.get(key)
-            request = self.pending.get(key)
-            if waiting is None or request is None or waiting.done():
-                continue
-            if answer_is_valid(request["method"], value):
-                self.pending.pop(key, None)
-                waiting.set_result(value)
+    def job_runner(self) -> JobRunner: ...
+
+    def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]: ...
 
 
 class TaskManager:
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: TaskHost) -> None:
         self.server = server
         self.inputs: dict[str, TaskInputs] = {}
 
@@ -94,7 +76,7 @@ class TaskManager:
     def wants_task(self, scope: RequestScope, spec: ToolSpec) -> TaskShape | None:
         """Whether this call runs as a task, and in which shape; refuses calls that must but cannot."""
         support = spec.task_support
-        if scope.modern:
+        if scope.era.stateless:
             declared = TASKS_EXTENSION in (scope.client_capabilities.get("extensions") or {})
             if support == "required" and not declared:
                 raise MissingClientCapability(
@@ -108,13 +90,20 @@ class TaskManager:
         return "core" if augmented and support in ("optional", "required") else None
 
     async def start(
-        self, scope: RequestScope, spec: ToolSpec, arguments: dict[str, Any], shape: TaskShape
+        self,
+        scope: RequestScope,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        shape: TaskShape,
+        context: Context,
+        run: ToolRun,
     ) -> dict[str, Any]:
-        from herald.server.handlers import execute_tool, make_context
+        """Run a `tools/call` as a task: `run(context)` runs the tool (the handlers know how).
 
-        context = make_context(self.server, scope)
+        The call's `context` becomes the task's: input requests wait for `tasks/update`.
+        """
         if spec.starts_job:  # the job it starts is the task
-            started = await execute_tool(self.server, scope, spec, arguments, context)
+            started = await run(context)
             return self.created(await self.job(started["structuredContent"]["jobId"]), shape)
         preflight = await spec.task_preflight(context) if spec.task_preflight is not None else None
         if not self.server.job_runner().accepting:
@@ -130,7 +119,7 @@ class TaskManager:
 
         async def body(ctx: JobContext) -> None:
             try:
-                result = await execute_tool(self.server, scope, spec, arguments, context)
+                result = await run(context)
             except ProtocolError as error:
                 raise JobFailure(str(error.code), error.message) from None
             finally:
@@ -139,7 +128,7 @@ class TaskManager:
             ctx.complete(uri)
 
         try:
-            await launch_job(self.server, job, body, {}, "ctx", context.job_log(job.job_id))
+            await launch_job(self.server.job_runner(), job, body, {}, "ctx", context.job_log(job.job_id))
         except ShuttingDown:
             self.inputs.pop(job.job_id, None)
             raise
@@ -212,7 +201,7 @@ class TaskManager:
     # -- the methods ------------------------------------------------------------------------------
 
     def require_extension(self, scope: RequestScope) -> None:
-        if scope.modern and TASKS_EXTENSION not in (scope.client_capabilities.get("extensions") or {}):
+        if scope.era.stateless and TASKS_EXTENSION not in (scope.client_capabilities.get("extensions") or {}):
             raise MissingClientCapability(
                 f"tasks/* need the {TASKS_EXTENSION} extension in this request's client capabilities",
                 required={"extensions": {TASKS_EXTENSION: {}}},
@@ -221,7 +210,7 @@ class TaskManager:
     async def get(self, scope: RequestScope) -> dict[str, Any]:
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"))
-        if not scope.modern:
+        if not scope.era.stateless:
             return wire(GetTaskResult(**self.fields(job)))
         detail: dict[str, Any] = {"resultType": "complete", "taskId": job.job_id, "status": self.status(job)}
         detail.update(createdAt=job.created_at, lastUpdatedAt=job.updated_at, ttlMs=TASK_TTL_MS)
@@ -252,11 +241,11 @@ class TaskManager:
         """
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"))
-        if job.terminal and not scope.modern:
+        if job.terminal and not scope.era.stateless:
             raise InvalidParams(_not_cancellable(job))
         if not job.terminal and not self.server.job_runner().cancel(job.job_id):
             await self.server.job_service().cancel(job.job_id, "cancelled on request")
-        if scope.modern:
+        if scope.era.stateless:
             return {"resultType": "complete"}
         job = await self._until_ended(job.job_id)
         if job.status != "cancelled":  # it ended another way while the cancellation was on its way
@@ -265,7 +254,7 @@ class TaskManager:
 
     async def result_of(self, scope: RequestScope) -> dict[str, Any]:
         """tasks/result (core): wait for the task to end, then answer with the tool's result."""
-        if scope.modern:
+        if scope.era.stateless:
             raise MethodNotFound(
                 "Method not found: tasks/result does not exist in protocol version 2026-07-28"
             )
@@ -288,7 +277,7 @@ class TaskManager:
         order, so new tasks only ever join the end and a cursor stays valid. Only the jobs
         of the page are read.
         """
-        if scope.modern:
+        if scope.era.stateless:
             raise MethodNotFound("Method not found: tasks/list does not exist in protocol version 2026-07-28")
         cursor = scope.params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):

@@ -8,13 +8,13 @@ milliseconds of start-up.
 from typing import TYPE_CHECKING, Any
 
 from herald.stores.errors import StoreError
-from herald.stores.eventlog import EventLog, StoredEvent
+from herald.stores.eventlog import EventLog, JobEventReference, StoredEvent
 from herald.stores.memory import MemoryEventLog
 
 if TYPE_CHECKING:
     from herald.stores.sqlite import SqliteEventLog
 
-__all__ = ["EventLog", "MemoryEventLog", "SqliteEventLog", "StoreError", "StoredEvent"]
+__all__ = ["EventLog", "JobEventReference", "MemoryEventLog", "SqliteEventLog", "StoreError", "StoredEvent"]
 
 
 def __getattr__(name: str) -> Any:

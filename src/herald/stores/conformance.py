@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
+from herald.jobs.store import JobStore
 from herald.stores.errors import StoreError
-from herald.stores.eventlog import EventLog
-from herald.stores.jobstore import JobStore
+from herald.stores.eventlog import EventLog, JobEventReference, StoredEvent
 
 EventLogFactory = Callable[[], Awaitable[EventLog]]
 
@@ -42,12 +42,40 @@ async def check_event_log(make_log: EventLogFactory) -> None:
         await log.forget_stream("s", "bin")
         assert await log.read_after("s", "bin", 0) == [], "forget_stream drops that stream"
         assert len(await log.read_after("s", "a", 0)) == 5, "forget_stream leaves the other streams"
+        await _check_job_event_references(log)
         await log.forget("s")
         assert await log.read_after("s", "a", 0) == [], "forget drops the session's streams"
         assert await log.read_after("s", "b", 0) == []
+        assert await log.position_of_job_event("s", "g", "j1", 1) is None, "forget drops job events too"
         assert len(await log.read_after("t", "a", 0)) == 1, "forget leaves other sessions alone"
     finally:
         await log.aclose()
+
+
+async def _check_job_event_references(log: EventLog) -> None:
+    """A job event is logged as a reference, placed among the stream's bytes; its id finds it."""
+    assert await log.append_job_event("s", "g", "j1", 1) == 1, "a job event takes the next position"
+    assert await log.append("s", "g", b"a log message") == 2, "bytes and job events share the numbering"
+    assert await log.append_job_event("s", "g", "j1", 2) == 3
+    assert await log.append_job_event("s", "g", "job.with:odd.id", 7) == 4
+    assert await log.read_after("s", "g", 0) == [
+        StoredEvent(1, job_event=JobEventReference("j1", 1)),
+        StoredEvent(2, b"a log message"),
+        StoredEvent(3, job_event=JobEventReference("j1", 2)),
+        StoredEvent(4, job_event=JobEventReference("job.with:odd.id", 7)),
+    ], "a job event reads back as its reference, with no bytes"
+    assert await log.read_after("s", "g", 2) == [
+        StoredEvent(3, job_event=JobEventReference("j1", 2)),
+        StoredEvent(4, job_event=JobEventReference("job.with:odd.id", 7)),
+    ]
+    assert await log.position_of_job_event("s", "g", "j1", 2) == 3, "a job event's id finds its position"
+    assert await log.position_of_job_event("s", "g", "job.with:odd.id", 7) == 4
+    assert await log.position_of_job_event("s", "g", "j1", 9) is None, "an event never logged is not found"
+    assert await log.position_of_job_event("s", "a", "j1", 1) is None, "nor in another stream"
+    assert await log.position_of_job_event("t", "g", "j1", 1) is None, "nor in another session"
+    await log.forget_stream("s", "g")
+    assert await log.position_of_job_event("s", "g", "j1", 1) is None, "forget_stream drops job events"
+    assert await log.append_job_event("s", "g", "j1", 1) == 1, "a forgotten stream numbers from 1 again"
 
 
 JobStoreFactory = Callable[[], Awaitable[JobStore]]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import platformdirs
 
+from herald.jobs.store import JobStore
 from herald.stores.eventlog import EventLog
-from herald.stores.jobstore import JobStore
 from herald.stores.memory import MemoryEventLog, MemoryJobStore
 from herald.stores.sqlite import SqliteEventLog, SqliteJobStore
 

@@ -7,24 +7,56 @@ import copy
 from herald.jobs.events import JobEvent
 from herald.jobs.record import STATUS_FIELDS, JobRecord
 from herald.stores.errors import StoreError
-from herald.stores.eventlog import StoredEvent
+from herald.stores.eventlog import JobEventReference, StoredEvent
+
+
+class _MemoryStream:
+    """One stream's events in order, and where each job event of it sits."""
+
+    __slots__ = ("events", "job_positions")
+
+    def __init__(self) -> None:
+        self.events: list[bytes | JobEventReference] = []
+        self.job_positions: dict[JobEventReference, int] = {}
 
 
 class MemoryEventLog:
     """An `EventLog` in a dict; everything is lost with the process."""
 
     def __init__(self) -> None:
-        self._streams: dict[str, dict[str, list[bytes]]] = {}
+        self._streams: dict[str, dict[str, _MemoryStream]] = {}
+
+    def _stream(self, session: str, stream: str) -> _MemoryStream:
+        streams = self._streams.setdefault(session, {})
+        if (found := streams.get(stream)) is None:
+            found = streams[stream] = _MemoryStream()
+        return found
 
     async def append(self, session: str, stream: str, data: bytes) -> int:
-        events = self._streams.setdefault(session, {}).setdefault(stream, [])
+        events = self._stream(session, stream).events
         events.append(data)
         return len(events)
 
+    async def append_job_event(self, session: str, stream: str, job_id: str, sequence: int) -> int:
+        found = self._stream(session, stream)
+        reference = JobEventReference(job_id, sequence)
+        found.events.append(reference)
+        found.job_positions.setdefault(reference, len(found.events))
+        return len(found.events)
+
     async def read_after(self, session: str, stream: str, position: int) -> list[StoredEvent]:
-        events = self._streams.get(session, {}).get(stream, [])
+        found = self._streams.get(session, {}).get(stream)
         start = max(position, 0)
-        return [StoredEvent(index, data) for index, data in enumerate(events[start:], start + 1)]
+        return [
+            StoredEvent(index, event) if isinstance(event, bytes) else StoredEvent(index, job_event=event)
+            for index, event in enumerate(found.events[start:] if found else (), start + 1)
+        ]
+
+    async def position_of_job_event(
+        self, session: str, stream: str, job_id: str, sequence: int
+    ) -> int | None:
+        found = self._streams.get(session, {}).get(stream)
+        return found.job_positions.get(JobEventReference(job_id, sequence)) if found else None
 
     async def forget(self, session: str) -> None:
         self._streams.pop(session, None)

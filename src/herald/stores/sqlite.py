@@ -34,7 +34,7 @@ import orjson
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 from herald.stores.errors import StoreError
-from herald.stores.eventlog import StoredEvent
+from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.thread import StoreThread
 
 #: The layout of the job tables this code reads and writes, kept in `PRAGMA user_version`.
@@ -79,15 +79,24 @@ JOB_SCHEMA: Final = (
     ) WITHOUT ROWID""",
 )
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS stream_events (
-    session TEXT NOT NULL,
-    stream TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    data BLOB NOT NULL,
-    PRIMARY KEY (session, stream, position)
-) WITHOUT ROWID;
-"""
+#: The event log's table. A job event's row has no bytes (`data` is empty): it names the
+#: event (`job_id`, `job_sequence`), which the job tables hold. Files written before job
+#: events were kept by reference lack the two columns; opening one adds them.
+EVENT_LOG_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS stream_events (
+        session TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        job_id TEXT,
+        job_sequence INTEGER,
+        PRIMARY KEY (session, stream, position)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS stream_events_by_job_event"
+    " ON stream_events (session, stream, job_id, job_sequence) WHERE job_id IS NOT NULL",
+)
+#: The columns every layout of `stream_events` has had.
+_EVENT_LOG_COLUMNS: Final = frozenset({"session", "stream", "position", "data"})
 
 #: The columns of a job, in the order `_SELECT_JOB` reads them.
 _SELECT_JOB: Final = (
@@ -149,12 +158,17 @@ class SqliteEventLog:
 
     def __init__(self, path: str | Path, *, connect: ConnectionFactory = connect) -> None:
         self._thread = StoreThread("herald-sqlite-events", SQLITE_ERRORS)
-        self._db = _open_on(self._thread, lambda: _prepared(connect(path), _create_event_table))
+        self._db = _open_on(self._thread, lambda: _prepared(connect(path), prepare_event_table))
 
     async def append(self, session: str, stream: str, data: bytes) -> int:
-        return await self._thread.call(self._append, session, stream, data)
+        return await self._thread.call(self._append, session, stream, data, None, None)
 
-    def _append(self, session: str, stream: str, data: bytes) -> int:
+    async def append_job_event(self, session: str, stream: str, job_id: str, sequence: int) -> int:
+        return await self._thread.call(self._append, session, stream, b"", job_id, sequence)
+
+    def _append(
+        self, session: str, stream: str, data: bytes, job_id: str | None, job_sequence: int | None
+    ) -> int:
         with transaction(self._db) as db:
             # Read the last position and write the next in one transaction.
             row = db.execute(
@@ -163,8 +177,9 @@ class SqliteEventLog:
             ).fetchone()
             position = int(row[0]) + 1
             db.execute(
-                "INSERT INTO stream_events (session, stream, position, data) VALUES (?, ?, ?, ?)",
-                (session, stream, position, data),
+                "INSERT INTO stream_events (session, stream, position, data, job_id, job_sequence)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (session, stream, position, data, job_id, job_sequence),
             )
         return position
 
@@ -172,11 +187,28 @@ class SqliteEventLog:
         rows = await self._thread.call(
             _fetch_all,
             self._db,
-            "SELECT position, data FROM stream_events"
+            "SELECT position, data, job_id, job_sequence FROM stream_events"
             " WHERE session = ? AND stream = ? AND position > ? ORDER BY position",
             (session, stream, position),
         )
-        return [StoredEvent(int(found), bytes(data)) for found, data in rows]
+        return [
+            StoredEvent(int(found), bytes(data))
+            if job_id is None
+            else StoredEvent(int(found), job_event=JobEventReference(str(job_id), int(sequence)))
+            for found, data, job_id, sequence in rows
+        ]
+
+    async def position_of_job_event(
+        self, session: str, stream: str, job_id: str, sequence: int
+    ) -> int | None:
+        rows = await self._thread.call(
+            _fetch_all,
+            self._db,
+            "SELECT MIN(position) FROM stream_events"
+            " WHERE session = ? AND stream = ? AND job_id = ? AND job_sequence = ?",
+            (session, stream, job_id, sequence),
+        )
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
     async def forget(self, session: str) -> None:
         await self._thread.call(_write, self._db, "DELETE FROM stream_events WHERE session = ?", (session,))
@@ -300,8 +332,24 @@ def _prepared(db: sqlite3.Connection, prepare: Callable[[sqlite3.Connection], No
     return db
 
 
-def _create_event_table(db: sqlite3.Connection) -> None:
-    db.executescript(SCHEMA)
+def prepare_event_table(db: sqlite3.Connection) -> None:
+    """Create the event log's table, or add the job event columns to one written before them.
+
+    The layout is read from the table itself, not `PRAGMA user_version`, which the job
+    tables of the same file own. The columns added are nullable, so a herald that predates
+    them still writes its rows to the upgraded table.
+    """
+    with transaction(db):
+        columns = {str(row[1]) for row in db.execute("PRAGMA table_info(stream_events)")}
+        if columns and not columns >= _EVENT_LOG_COLUMNS:
+            raise StoreError(
+                f"the store has a 'stream_events' table herald did not write (columns {sorted(columns)})"
+            )
+        if columns and "job_id" not in columns:
+            db.execute("ALTER TABLE stream_events ADD COLUMN job_id TEXT")
+            db.execute("ALTER TABLE stream_events ADD COLUMN job_sequence INTEGER")
+        for statement in EVENT_LOG_SCHEMA:
+            db.execute(statement)
 
 
 def _fetch_all(db: sqlite3.Connection, query: str, parameters: tuple[Any, ...]) -> list[Any]:

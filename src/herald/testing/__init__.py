@@ -75,7 +75,7 @@ class _Pipe:
 
 
 class InMemoryClient:
-    """A client wired to a `Connection` in the same event loop.
+    """A client wired to a `Connection` in the same event loop; use it as `async with`.
 
     `modern=True` sends every request with the 2026-07-28 `_meta` envelope instead of
     a handshake; otherwise call `initialize()` first, as a handshake-era client does.
@@ -97,7 +97,9 @@ class InMemoryClient:
         self.received: list[Any] = []
         self.notifications: list[JSONObject] = []
         self.server_requests: list[JSONObject] = []
-        self._answering: set[asyncio.Future[None]] = set()
+        #: Answers to server-to-client requests run here; the client's block owns them.
+        self._answering = asyncio.TaskGroup()
+        self._open = False
         self._waiting: dict[RequestId, asyncio.Future[JSONObject]] = {}
         self._ids = itertools.count(1)
         self._frames: asyncio.Queue[Any] = asyncio.Queue()
@@ -108,9 +110,7 @@ class InMemoryClient:
         for item in message if isinstance(message, list) else [message]:
             if "method" in item and "id" in item:
                 self.server_requests.append(item)
-                answering = asyncio.ensure_future(self._answer(item))
-                self._answering.add(answering)
-                answering.add_done_callback(self._answering.discard)
+                self._answering.create_task(self._answer(item))
             elif "method" in item:
                 self.notifications.append(item)
             elif (future := self._waiting.pop(item.get("id"), None)) is not None and not future.done():
@@ -177,8 +177,21 @@ class InMemoryClient:
     async def call_tool(self, name: str, arguments: JSONObject | None = None, **params: Any) -> JSONObject:
         return await self.request("tools/call", {"name": name, "arguments": arguments or {}, **params})
 
+    async def __aenter__(self) -> InMemoryClient:
+        await self._answering.__aenter__()
+        await self.connection.__aenter__()
+        self._open = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
+        """Close the server's side, then wait for answers still being given."""
         await self.connection.aclose()
+        if self._open:
+            self._open = False
+            await self._answering.__aexit__(None, None, None)
 
 
 @asynccontextmanager
@@ -191,13 +204,10 @@ async def connect(
     answer: ClientAnswer | None = None,
 ) -> AsyncIterator[InMemoryClient]:
     """An initialized (or, with `modern`, envelope-sending) client for the duration of a block."""
-    client = InMemoryClient(server, modern=modern, capabilities=capabilities, answer=answer)
-    if not modern:
-        await client.initialize(version)
-    try:
+    async with InMemoryClient(server, modern=modern, capabilities=capabilities, answer=answer) as client:
+        if not modern:
+            await client.initialize(version)
         yield client
-    finally:
-        await client.aclose()
 
 
 def free_port() -> int:

@@ -13,6 +13,8 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 
 from herald.server.app import Server
+from herald.stores.eventlog import EventLog
+from herald.taskgroup import task_group
 from herald.transports.http import HttpConfig, create_app
 
 #: How long start-up and shutdown may take before the test calls the server stuck.
@@ -21,23 +23,27 @@ STARTUP_SECONDS = 20.0
 
 @asynccontextmanager
 async def serve_http(
-    server: Server, config: HttpConfig | None = None
+    server: Server, config: HttpConfig | None = None, log: EventLog | None = None
 ) -> AsyncIterator[tuple[str, Starlette]]:
-    """Serve `server` on a free loopback port until the block ends; yields its URL and the app."""
+    """Serve `server` on a free loopback port until the block ends; yields its URL and the app.
+
+    `log` is the event log of the HTTP sessions (in memory by default); the app closes it.
+    """
     import uvicorn
 
     config = config or HttpConfig()
-    app = create_app(server, config)
+    app = create_app(server, config, log)
     http_server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     )
-    serving = asyncio.ensure_future(http_server.serve())
-    try:
-        async with asyncio.timeout(STARTUP_SECONDS):
-            while not http_server.started:  # noqa: ASYNC110  # uvicorn offers readiness only as a flag
-                await asyncio.sleep(0.01)
-        port = http_server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}{config.path}", app
-    finally:
-        http_server.should_exit = True
-        await asyncio.wait_for(serving, STARTUP_SECONDS)
+    async with task_group() as tasks:  # the server is a task of the caller's block
+        serving = tasks.create_task(http_server.serve())
+        try:
+            async with asyncio.timeout(STARTUP_SECONDS):
+                while not http_server.started:  # noqa: ASYNC110  # uvicorn offers readiness only as a flag
+                    await asyncio.sleep(0.01)
+            port = http_server.servers[0].sockets[0].getsockname()[1]
+            yield f"http://127.0.0.1:{port}{config.path}", app
+        finally:
+            http_server.should_exit = True
+            await asyncio.wait_for(asyncio.shield(serving), STARTUP_SECONDS)

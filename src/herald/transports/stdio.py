@@ -18,7 +18,7 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
 from herald.protocol.codec import (
@@ -115,14 +115,17 @@ async def serve_stdio(
     splitter = LineSplitter(max_message_bytes, connection.receive_data, oversize)
     eof = loop.create_future()
     stop = _install_signal_handlers(loop, eof)
-    closer = await _open_reader(loop, stdin, splitter, eof)
+    closer: Callable[[], None] | None = None
     try:
-        cancelled = await eof
-        await connection.aclose(cancel=bool(cancelled))
+        async with connection:  # its requests' tasks live inside this block
+            closer = await _open_reader(loop, stdin, splitter, eof)
+            cancelled = await eof
+            await connection.aclose(cancel=bool(cancelled))
         await server.stop_jobs()
         await outbox.aclose()
     finally:
-        closer()
+        if closer is not None:
+            closer()
         stop()
 
 

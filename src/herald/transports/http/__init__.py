@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
@@ -34,14 +33,10 @@ def create_app(server: Server, config: HttpConfig | None = None, log: EventLog |
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await server.start_jobs()
-        expiry = asyncio.ensure_future(sessions.run_expiry())
         try:
-            yield
+            async with sessions:  # every session, and the expiry sweep, are tasks of this block
+                yield
         finally:
-            expiry.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await expiry
-            await sessions.aclose()
             await server.stop_jobs()
             await event_log.aclose()
 

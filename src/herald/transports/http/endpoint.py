@@ -11,29 +11,29 @@ It is raw ASGI rather than Starlette requests because it is the hot path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from typing import Any
 
 from herald.protocol.codec import Batch, Outgoing, decode, error_id, error_response
-from herald.protocol.errors import HeaderMismatch, ProtocolError, UnsupportedProtocolVersion
+from herald.protocol.errors import ProtocolError
 from herald.protocol.http import (
     MODERN_ERROR_STATUS,
     HTTPError,
-    accepts,
-    check_modern_headers,
+    PostRoute,
+    check_delete,
+    check_get,
     check_origin,
     check_post_headers,
     handshake_header_version,
+    primes,
+    require_session_id,
+    route_post,
 )
-from herald.protocol.messages import ErrorResponse, Notification, Request
-from herald.protocol.modern import is_modern_request
+from herald.protocol.messages import ErrorResponse, Request
 from herald.protocol.sse import encode_comment, encode_event
-from herald.protocol.versions import MODERN_VERSIONS, PROTOCOL_VERSION_KEY, is_at_least
 from herald.server.app import Server
-from herald.server.dispatch import respond
-from herald.server.scope import RequestScope, modern_scope
+from herald.server.connection import Connection
 from herald.stores.eventlog import EventLog
+from herald.taskgroup import task_group
 from herald.transports.http.asgi import (
     Receive,
     Scope,
@@ -47,7 +47,6 @@ from herald.transports.http.asgi import (
     wait_for_disconnect,
 )
 from herald.transports.http.config import HttpConfig
-from herald.transports.http.listen import serve_listen
 from herald.transports.http.sessions import HttpSession, SessionRegistry
 from herald.transports.http.streams import (
     STANDALONE,
@@ -55,13 +54,11 @@ from herald.transports.http.streams import (
     NoReply,
     ResponseStream,
     event_id,
-    parse_event_id,
+    resume_point,
+    stored_frames,
 )
 
 logger = logging.getLogger("herald.http")
-
-#: SEP-1699 priming events (an id and a `retry:` before any data) exist from this version on.
-PRIMING_SINCE = "2025-11-25"
 
 
 class MCPEndpoint:
@@ -98,19 +95,19 @@ class MCPEndpoint:
         check_post_headers(headers)
         body = await read_body(receive, headers, self.config.max_body_bytes)
         decoded = decode(body, max_bytes=self.config.max_body_bytes)
-        if isinstance(decoded, Request) and is_modern_request(decoded.method, decoded.params):
-            await self._post_modern(headers, decoded, receive, send)
+        route = route_post(decoded, headers)
+        if route is PostRoute.STATELESS_REQUEST:
+            assert isinstance(decoded, Request)
+            await self._post_stateless(headers, decoded, receive, send)
             return
-        session_id = headers.get("mcp-session-id")
-        if session_id is None and isinstance(decoded, Request) and decoded.method == "initialize":
+        if route is PostRoute.INITIALIZE:
+            assert isinstance(decoded, Request)
             await self._initialize(decoded, send)
             return
-        if session_id is None and _is_modern_notification(decoded, headers):
-            # 2026-07-28 has no sessions: a notification (a client closing its subscription
-            # sends notifications/cancelled) belongs to no exchange here and is accepted as is.
+        if route is PostRoute.STATELESS_NOTIFICATION:
             await send_empty(send, 202)
             return
-        session = self._session(session_id)
+        session = self._session(headers)
         handshake_header_version(headers)
         messages = decoded.items if isinstance(decoded, Batch) else (decoded,)
         requests = {message.id for message in messages if isinstance(message, Request)}
@@ -119,13 +116,9 @@ class MCPEndpoint:
                 session.connection.receive_message(message)
             await send_empty(send, 202)
             return
-        stream = ResponseStream(self.log, session.id, requests)
-        if isinstance(decoded, Batch):
-            session.connection.receive_batch(decoded, stream)
-        else:
-            session.connection.receive_message(decoded, stream)
-        priming = is_at_least(session.protocol_version or "", PRIMING_SINCE)
-        await self._answer(stream, send, receive, session=session, priming=priming)
+        stream = session.response_stream(requests)
+        session.connection.receive_message(decoded, stream)
+        await self._answer(stream, send, receive, session=session)
 
     async def _initialize(self, request: Request, send: Send) -> None:
         session = self.sessions.create()
@@ -138,59 +131,34 @@ class MCPEndpoint:
             return
         await send_json(send, 200, reply, [(b"mcp-session-id", session.id.encode())])
 
-    async def _post_modern(
+    async def _post_stateless(
         self, headers: dict[str, str], request: Request, receive: Receive, send: Send
     ) -> None:
-        stream = ResponseStream(None, "", {request.id})  # 2026-07-28 streams are not resumed
-        try:
-            request_scope = self._modern_scope(headers, request, stream)
-            if request.method == "subscriptions/listen":
-                await serve_listen(self.server, request_scope, receive, send, self.config.keepalive_interval)
-                return
-        except ProtocolError as exc:
-            await send_json(send, exc.http_status, error_response(request.id, exc))
-            return
+        """A 2026-07-28 request lives exactly as long as its HTTP exchange.
 
-        async def serve() -> None:
-            stream.send(await respond(self.server, request_scope))
+        It goes through a connection of its own, like every other request; that
+        connection's task group owns the request's task, the disconnect watcher and the
+        stream's pump, and the client closing the exchange cancels the request.
+        """
+        # 2026-07-28 streams are not resumed: nothing is logged. The pump is the connection's.
+        stream = ResponseStream(None, "", {request.id}, spawn=lambda pump: connection.spawn(pump))
+        connection = Connection(self.server, stream, follows_server=False)
+        async with connection:
+            connection.receive_message(request, stream, headers)
+            watcher = connection.spawn(wait_for_disconnect(receive))
 
-        task = asyncio.ensure_future(serve())
-        # A modern request lives as long as its HTTP exchange: the client closing it cancels it.
-        watcher = asyncio.ensure_future(wait_for_disconnect(receive))
+            def client_left(_: object) -> None:
+                connection.cancel_requests()
+                stream.detach()
 
-        def client_left(_: object) -> None:
-            task.cancel()
-            stream.detach()
-
-        watcher.add_done_callback(client_left)
-        try:
-            await self._answer(stream, send, receive, session=None, priming=False, watcher=watcher, task=task)
-        finally:
-            # This exchange owns the request, the watcher and the stream's pump: nothing outlives it.
-            await _cancel_and_wait(task, watcher)
-            await stream.aclose()
-
-    def _modern_scope(
-        self, headers: dict[str, str], request: Request, stream: ResponseStream
-    ) -> RequestScope:
-        """Check a modern request in the order clients rely on: envelope, version header, version, headers."""
-        params = request.params or {}
-        try:
-            request_scope = modern_scope(request, stream)
-        except UnsupportedProtocolVersion:
-            body_version = params.get("_meta", {}).get(PROTOCOL_VERSION_KEY)
-            if headers.get("mcp-protocol-version") != body_version:
-                raise HeaderMismatch(
-                    f"Header mismatch: MCP-Protocol-Version is {headers.get('mcp-protocol-version')!r} "
-                    f"but the request says {body_version!r}"
-                ) from None
-            raise
-        tool = (
-            self.server.registry.tools.get(params.get("name", "")) if request.method == "tools/call" else None
-        )
-        schema = tool.input_schema if tool is not None else None
-        check_modern_headers(headers, request.method, params, request_scope.version, schema)
-        return request_scope
+            watcher.add_done_callback(client_left)
+            try:
+                await self._answer(stream, send, receive, session=None, watcher=watcher)
+            finally:
+                # The pump ends on the stream's close, before the group awaits it.
+                watcher.cancel()
+                connection.cancel_requests()
+                await stream.aclose()
 
     async def _answer(
         self,
@@ -199,27 +167,16 @@ class MCPEndpoint:
         receive: Receive,
         *,
         session: HttpSession | None,
-        priming: bool,
-        watcher: asyncio.Future[None] | None = None,
-        task: asyncio.Future[None] | None = None,
+        watcher: asyncio.Task[None] | None = None,
     ) -> None:
-        """JSON if the first message is the whole answer, an SSE stream otherwise.
-
-        With `task` (the request being served), a task that ends without a word (it was
-        cancelled because the client left) ends the exchange too.
-        """
-        if task is not None:
-            waiting: set[asyncio.Future[Any]] = {stream.first, task}
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            if not stream.first.done():
-                return
+        """JSON if the first message is the whole answer, an SSE stream otherwise."""
         first = await stream.first
         if isinstance(first, NoReply):  # every request was cancelled before it said a word
             await start_stream(send)
             await end_body(send)
             return
         if stream.answers_everything(first):
-            status = _modern_status(first) if session is None else 200
+            status = _stateless_status(first) if session is None else 200
             await send_json(send, status, first)
             return
         if session is not None:
@@ -227,7 +184,7 @@ class MCPEndpoint:
         live = stream.listen()
         stream.start_sse()
         await start_stream(send)
-        if priming:
+        if session is not None and primes(session.protocol_version):
             priming_event = encode_event(
                 b"", event_id=event_id(stream.name, 0), retry_ms=self.config.retry_ms
             )
@@ -242,33 +199,35 @@ class MCPEndpoint:
         send: Send,
         receive: Receive,
         session: HttpSession | None,
-        watcher: asyncio.Future[None] | None = None,
+        watcher: asyncio.Task[None] | None = None,
     ) -> None:
-        """Send a stream's frames until it ends or the client goes away."""
-        own_watcher = watcher is None
-        if watcher is None:
-            watcher = asyncio.ensure_future(wait_for_disconnect(receive))
-            watcher.add_done_callback(lambda _: stream.detach(live))
-        if session is not None:
-            session.attached += 1
-        try:
-            async for frame in stream.frames(live, after, self.config.keepalive_interval):
-                await send_body(send, frame if frame is not None else encode_comment("keep-alive"))
-            await end_body(send)
-        finally:
-            if own_watcher:
-                await _cancel_and_wait(watcher)
+        """Send a stream's frames until it ends or the client goes away.
+
+        Without a `watcher` of the exchange's own, this response watches for the client
+        leaving in a task of its own group, so the task ends with the response.
+        """
+        async with task_group() as tasks:
+            own_watcher = watcher is None
+            if watcher is None:
+                watcher = tasks.create_task(wait_for_disconnect(receive))
+                watcher.add_done_callback(lambda _: stream.detach(live))
             if session is not None:
-                session.attached -= 1
+                session.attached += 1
+            try:
+                async for frame in stream.frames(live, after, self.config.keepalive_interval):
+                    await send_body(send, frame if frame is not None else encode_comment("keep-alive"))
+                await end_body(send)
+            finally:
+                if own_watcher:
+                    watcher.cancel()
+                if session is not None:
+                    session.attached -= 1
 
     # -- GET ----------------------------------------------------------------------------------------
 
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if "mcp-session-id" not in headers and headers.get("mcp-protocol-version") in MODERN_VERSIONS:
-            raise HTTPError(405, "Method Not Allowed: GET has no meaning in protocol version 2026-07-28")
-        if not accepts(headers, "text/event-stream"):
-            raise HTTPError(406, "Not Acceptable: GET opens an event stream; accept text/event-stream")
-        session = self._session(headers.get("mcp-session-id"))
+        check_get(headers)
+        session = self._session(headers)
         handshake_header_version(headers)
         resume = headers.get("last-event-id")
         if resume is None:
@@ -277,7 +236,7 @@ class MCPEndpoint:
             stream: DurableStream | None = session.standalone
             after: int | None = session.standalone.delivered
         else:
-            parsed = parse_event_id(resume)
+            parsed = await resume_point(self.log, session.id, resume)
             if parsed is None:
                 raise HTTPError(400, f"Bad Request: {resume!r} is not an event id of this server")
             name, after = parsed
@@ -294,23 +253,20 @@ class MCPEndpoint:
 
     async def _replay_finished(self, session: HttpSession, name: str, after: int, send: Send) -> None:
         await start_stream(send)
-        for stored in await self.log.read_after(session.id, name, after):
-            await send_body(send, encode_event(stored.data, event_id=event_id(name, stored.position)))
+        if stored := await self.log.read_after(session.id, name, after):
+            await send_body(send, await stored_frames(stored, name, session.standalone.jobs))
         await end_body(send)
 
     # -- DELETE -------------------------------------------------------------------------------------
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        if "mcp-session-id" not in headers and headers.get("mcp-protocol-version") in MODERN_VERSIONS:
-            raise HTTPError(405, "Method Not Allowed: there are no sessions in protocol version 2026-07-28")
-        session = self._session(headers.get("mcp-session-id"))
+        check_delete(headers)
+        session = self._session(headers)
         await self.sessions.close(session.id)
         await send_empty(send, 200)
 
-    def _session(self, session_id: str | None) -> HttpSession:
-        if session_id is None:
-            raise HTTPError(400, "Bad Request: the Mcp-Session-Id header is required after initialize")
-        session = self.sessions.get(session_id)
+    def _session(self, headers: dict[str, str]) -> HttpSession:
+        session = self.sessions.get(require_session_id(headers))
         if session is None:
             raise HTTPError(404, "Not Found: unknown or expired session; send initialize to start a new one")
         return session
@@ -329,26 +285,7 @@ class Collected:
         return None
 
 
-async def _cancel_and_wait(*tasks: asyncio.Future[Any]) -> None:
-    """Cancel tasks this exchange started and wait until they have ended."""
-    for task in tasks:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
-
-
-def _is_modern_notification(decoded: object, headers: dict[str, str]) -> bool:
-    """A 2026-07-28 notification: by its `_meta` version, or the version header it came with."""
-    if not isinstance(decoded, Notification):
-        return False
-    return (
-        is_modern_request(decoded.method, decoded.params)
-        or headers.get("mcp-protocol-version") in MODERN_VERSIONS
-    )
-
-
-def _modern_status(message: Outgoing) -> int:
+def _stateless_status(message: Outgoing) -> int:
     if isinstance(message, ErrorResponse):
         return MODERN_ERROR_STATUS.get(message.code, 200)
     return 200

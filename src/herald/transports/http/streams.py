@@ -7,19 +7,29 @@ log before anyone sees it, by a pump task that runs whether or not a client is
 listening, so a client that drops the connection (or is told to go away, SEP-1699)
 resumes with `Last-Event-ID` and misses nothing. The standalone GET stream of a session
 works the same way for server-initiated messages.
+
+A job event is not stored here again: the log keeps a reference to it, in the stream's
+order, and the frame is rendered from the event (`job_frames`), with the event's own id.
+Other events are stored as their bytes, with the id `stream.position`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
 
+from herald.jobs.events import JobEvent
 from herald.protocol.codec import Outgoing, encode
 from herald.protocol.messages import ErrorResponse, RequestId, Response
 from herald.protocol.sse import encode_event
-from herald.stores.eventlog import EventLog
+from herald.stores.eventlog import EventLog, StoredEvent
+from herald.transports.http.job_frames import JobEvents, JobFrame, job_event_frame, read_job_events
+
+logger = logging.getLogger("herald.http")
 
 #: Stream name of a session's standalone GET stream; POST streams get random names.
 STANDALONE = "g"
@@ -45,12 +55,25 @@ class _RequestEnded:
         self.request_id = request_id
 
 
+class _JobEventToSend:
+    """Queued among the messages: a job event, logged by reference and rendered as it is sent."""
+
+    __slots__ = ("event", "progress_token")
+
+    def __init__(self, event: JobEvent, progress_token: str | int | None) -> None:
+        self.event = event
+        self.progress_token = progress_token
+
+
 class NoReply:
     """What a POST resolves to when all its requests ended without a word."""
 
 
 NO_REPLY = NoReply()
 
+
+#: How a stream starts its pump: the `create_task` of its owner's task group, or a wrapper of it.
+Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
 
 _END = b""  # queued to a listener to end its response; real frames are never empty
 
@@ -60,31 +83,74 @@ def event_id(stream: str, position: int) -> str:
 
 
 def parse_event_id(value: str) -> tuple[str, int] | None:
+    """The stream and position of an id `stream.position` (a job event id is not one)."""
     stream, _, position = value.rpartition(".")
-    if not stream or not position.isdigit():
+    if not stream or ":" in stream or not position.isdigit():
         return None
     return stream, int(position)
+
+
+async def resume_point(log: EventLog, session: str, value: str) -> tuple[str, int] | None:
+    """The stream and position a `Last-Event-ID` names in this session, or None if none.
+
+    `stream.position` names both. A job event id (`jobId:sequence`) names an event of the
+    session's standalone stream, where job events go: the log says at which position.
+    """
+    job_id, colon, sequence = value.rpartition(":")
+    if not colon:
+        return parse_event_id(value)
+    if not job_id or not sequence.isdigit():
+        return None
+    position = await log.position_of_job_event(session, STANDALONE, job_id, int(sequence))
+    return (STANDALONE, position) if position is not None else None
+
+
+async def stored_frames(stored: list[StoredEvent], stream: str, jobs: JobEvents | None) -> bytes:
+    """The SSE frames of events read from the log, in order; job events come from the job store."""
+    events = await read_job_events([item.job_event for item in stored if item.job_event], jobs)
+    frames: list[bytes] = []
+    for item in stored:
+        if item.job_event is None:
+            frames.append(encode_event(item.data, event_id=event_id(stream, item.position)))
+        elif (found := events.get(item.job_event)) is not None:
+            frames.append(job_event_frame(*found, item.position))
+        else:  # not in the job store (or no store to ask): there is nothing to say
+            logger.warning("job event %s is not in the job store; not replayed", item.job_event.event_id)
+    return b"".join(frames)
 
 
 class DurableStream:
     """Messages in, persisted SSE frames out to whoever is attached right now."""
 
     def __init__(
-        self, log: EventLog | None, session: str, name: str, *, hold_until_started: bool = True
+        self,
+        log: EventLog | None,
+        session: str,
+        name: str,
+        *,
+        spawn: Spawn,
+        hold_until_started: bool = True,
+        jobs: JobEvents | None = None,
     ) -> None:
         #: With no log (2026-07-28 streams, which cannot be resumed) nothing is stored.
         #: Without a listener ever, a standalone stream drops what it is sent instead of
         #: storing it: server-initiated messages are advisory, and a session that never
         #: opened its GET stream should not grow a log.
         self.hold_until_started = hold_until_started
+        #: Starts the pump in the task group of whoever owns the stream (its session or exchange).
+        self._spawn = spawn
         self.log = log
+        #: The job store, which a replay renders the stream's job events from.
+        self.jobs = jobs
         self.session = session
         self.name = name
         self.position = 0
         #: The last position handed to a listener: a new listener starts after it, so what
         #: was stored while nobody listened is not lost.
         self.delivered = 0
-        self._incoming: asyncio.Queue[Outgoing | _Marker | _RequestEnded | None] = asyncio.Queue()
+        self._incoming: asyncio.Queue[Outgoing | _JobEventToSend | _Marker | _RequestEnded | None] = (
+            asyncio.Queue()
+        )
         self._listener: asyncio.Queue[bytes] | None = None
         self._pump: asyncio.Task[None] | None = None
         self.finished = asyncio.Event()
@@ -98,6 +164,15 @@ class DurableStream:
         if self._pump is not None or self.hold_until_started:
             self._incoming.put_nowait(message)
 
+    def send_job_event(self, event: JobEvent, progress_token: str | int | None) -> None:
+        """Send a job event: its place is logged by reference, its frame rendered as it goes out.
+
+        The stream starts pumping if it has not: a session's job events are kept for it
+        even before a client listens.
+        """
+        self.start()
+        self._incoming.put_nowait(_JobEventToSend(event, progress_token))
+
     async def drain(self) -> None:
         if self._pump is not None and self._incoming.qsize() > HIGH_WATER:
             self._room.clear()
@@ -107,7 +182,7 @@ class DurableStream:
 
     def start(self) -> None:
         if self._pump is None:
-            self._pump = asyncio.ensure_future(self._run())
+            self._pump = self._spawn(self._run())
 
     async def _run(self) -> None:
         try:
@@ -121,6 +196,9 @@ class DurableStream:
                     if self.ended_without_reply(message.request_id):
                         break
                     continue
+                if isinstance(message, _JobEventToSend):
+                    await self._pump_job_event(message)
+                    continue
                 data = encode(message)
                 if self.log is None:
                     self.position += 1
@@ -128,10 +206,7 @@ class DurableStream:
                     self.position = await self.log.append(self.session, self.name, data)
                 if (listener := self._listener) is not None:
                     frame = encode_event(data, event_id=event_id(self.name, self.position))
-                    if not listener.full():  # the usual case, kept free of awaits: the hot path
-                        listener.put_nowait(frame)
-                        self.delivered = self.position
-                    else:
+                    if not self._hand_over(listener, frame):
                         await self._wait_for_room(listener, frame)
                 if self.is_last(message):
                     break
@@ -141,6 +216,28 @@ class DurableStream:
             self.detach()
             if self.on_finished is not None:
                 self.on_finished()
+
+    async def _pump_job_event(self, message: _JobEventToSend) -> None:
+        """Log the event's place (a reference: the event itself is in the job store) and relay it."""
+        event = message.event
+        if self.log is None:
+            self.position += 1
+        else:
+            self.position = await self.log.append_job_event(
+                self.session, self.name, event.job_id, event.sequence
+            )
+        if (listener := self._listener) is not None:
+            frame = job_event_frame(event, message.progress_token, self.position)
+            if not self._hand_over(listener, frame):
+                await self._wait_for_room(listener, frame)
+
+    def _hand_over(self, listener: asyncio.Queue[bytes], frame: bytes) -> bool:
+        """Queue the frame for the listener if it has room (the usual case, kept free of awaits)."""
+        if listener.full():
+            return False
+        listener.put_nowait(frame)
+        self.delivered = self.position
+        return True
 
     async def _wait_for_room(self, listener: asyncio.Queue[bytes], frame: bytes) -> None:
         """The listener is behind: wait for it (back-pressure), or cut it off if it stalls."""
@@ -209,10 +306,8 @@ class DurableStream:
         """
         if after is not None and self.log is not None:
             stored = await self.log.read_after(self.session, self.name, after)
-            if stored:
-                yield b"".join(
-                    encode_event(event.data, event_id=event_id(self.name, event.position)) for event in stored
-                )
+            if stored and (replayed := await stored_frames(stored, self.name, self.jobs)):
+                yield replayed
             # Frames pumped while we read the log are both stored and queued: skip the repeats.
             _drop_through(live, stored[-1].position if stored else after)
         if self.finished.is_set() and live.empty():
@@ -243,7 +338,7 @@ def _end(queue: asyncio.Queue[bytes]) -> None:
 
 
 def _drop_through(queue: asyncio.Queue[bytes], position: int) -> None:
-    """Drop queued frames at or before `position` (ids are `name.position`)."""
+    """Drop queued frames at or before `position`."""
     kept: list[bytes] = []
     while not queue.empty():
         frame = queue.get_nowait()
@@ -254,6 +349,8 @@ def _drop_through(queue: asyncio.Queue[bytes], position: int) -> None:
 
 
 def _frame_position(frame: bytes) -> int:
+    if isinstance(frame, JobFrame):  # its id is the job event's, not `name.position`
+        return frame.position
     first_line = frame.split(b"\n", 1)[0]
     parsed = parse_event_id(first_line.removeprefix(b"id: ").decode())
     return parsed[1] if parsed else 0
@@ -262,8 +359,8 @@ def _frame_position(frame: bytes) -> int:
 class ResponseStream(DurableStream):
     """The outbox of one POST: JSON when the reply is all there is, SSE otherwise."""
 
-    def __init__(self, log: EventLog | None, session: str, expected: set[RequestId]) -> None:
-        super().__init__(log, session, secrets.token_hex(6))
+    def __init__(self, log: EventLog | None, session: str, expected: set[RequestId], *, spawn: Spawn) -> None:
+        super().__init__(log, session, secrets.token_hex(6), spawn=spawn)
         self.expected = set(expected)
         #: Resolves with the first message sent: it decides between a JSON and an SSE answer
         #: (or with NO_REPLY when every request ended without one).

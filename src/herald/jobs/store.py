@@ -1,4 +1,5 @@
-"""The job store: jobs, their events and their results, written by `JobService` only.
+"""The job store: the port `JobService` writes through. The jobs package defines it and the
+stores (`herald.stores`: memory, SQLite) implement it, so jobs never import a store.
 
 A job's new state and the event that led to it are written in one step, so a reader
 never sees an event without its state or the other way round, and an event is stored
@@ -6,7 +7,8 @@ before anyone is told of it.
 
 What started a job (its arguments above all, which can be a whole file) is written once,
 by `create`; each later event writes only the job's status (`STATUS_FIELDS`), so the cost
-of an event never grows with the job's input. A store that fails raises `StoreError`.
+of an event never grows with the job's input. A store that fails raises
+`herald.stores.StoreError`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,335 @@
+"""`JobRunner`: runs job functions as tasks, a few at a time, and records how each ended.
+
+It sits beside `herald.jobs`, below the server: it knows jobs (`JobService`), the store's
+one error (`StoreError`) and the protocol error a refused job answers with, and nothing
+of requests, connections or tools. The server's job tools and MCP tasks hand it created
+jobs through `launch_job`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from herald.jobs.machine import IllegalTransition
+from herald.jobs.record import JobRecord
+from herald.jobs.service import STORE_ERROR, JobService
+from herald.protocol.errors import ProtocolError
+from herald.runtime.context import JobContext, JobFailure
+from herald.stores.errors import StoreError
+
+logger = logging.getLogger("herald.jobs")
+
+#: The error message of a job that was running when its server stopped on purpose.
+SHUTTING_DOWN = "Interrupted: server shutting down."
+#: The error of a job stopped because the store refused to save its progress or result.
+STORE_FAILED = "The job was stopped: the server could not save its progress."
+STORE_FAILED_HINT = "The server's storage refused a write (a full disk, perhaps); start the job again."
+
+
+def default_max_running_jobs() -> int:
+    """How many jobs run at once unless the server says otherwise: twice the cores (4 on 2).
+
+    Every job runs on the server's one event loop, so more jobs at once do not finish
+    sooner: they make each other, and every request, wait behind more job steps (1,000
+    jobs started together held pings up for seconds). A few per core is enough to keep
+    the cores busy with jobs that wait on I/O or hand work to threads; the rest wait,
+    `pending`, in creation order.
+    """
+    return 2 * (os.cpu_count() or 1)
+
+
+class ShuttingDown(ProtocolError):
+    """A job arrived while the server was stopping: it is not started (it ends `interrupted`)."""
+
+    code = -32603
+    http_status = 503
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The server is shutting down and starts no new jobs; start the job again once it is back."
+        )
+
+
+Ending = Callable[[], Awaitable[object]]
+
+
+@dataclass(slots=True)
+class _Admission:
+    """A launched job waiting for a free slot: what its task will run."""
+
+    job_id: str
+    function: Callable[..., Any]
+    values: dict[str, Any]
+    context: JobContext
+
+
+class JobRunner:
+    """Runs job functions as tasks and records how each ended.
+
+    Theory of operation: a job's task first runs the function (`_work`), which decides how
+    the job ends, then records that ending (`_settle`). The ending is recorded whatever
+    happens to the store: a write the store refuses (a full disk) is tried again, with
+    delays that double from `retry_delay` up to `max_retry_delay`, for as long as the
+    server runs, because a live server must never leave a job `running` that nothing
+    runs. Only shutdown ends the retries, after one last try; the next start then fails
+    the job as `interrupted`.
+
+    Admission: `launch` accepts every job at once, but at most `max_running` have a task;
+    the others stay `pending` in the store and wait here, in the order they were launched
+    (which is the order the store created them: a job tool launches right after `create`
+    returns), until a running job's task ends. A queued job cancelled is taken off the
+    queue; at shutdown the queued jobs are failed `interrupted`, as the running ones are.
+    """
+
+    def __init__(
+        self,
+        service: JobService,
+        *,
+        max_running: int | None = None,
+        retry_delay: float = 0.05,
+        max_retry_delay: float = 2.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.service = service
+        self.retry_delay = retry_delay
+        self.max_retry_delay = max_retry_delay
+        self._sleep = sleep
+        self._max_running = _checked_limit(default_max_running_jobs() if max_running is None else max_running)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._contexts: dict[str, JobContext] = {}
+        #: Launched, not yet running, oldest first (dicts keep insertion order).
+        self._queue: dict[str, _Admission] = {}
+        self._closing = False
+
+    @property
+    def max_running(self) -> int:
+        """How many jobs may run at once; raising it starts waiting jobs at once."""
+        return self._max_running
+
+    @max_running.setter
+    def max_running(self, limit: int) -> None:
+        self._max_running = _checked_limit(limit)
+        self._admit()
+
+    @property
+    def accepting(self) -> bool:
+        """False once shutdown has begun: `launch` refuses new jobs."""
+        return not self._closing
+
+    def launch(
+        self,
+        job: JobRecord,
+        function: Callable[..., Any],
+        arguments: dict[str, Any],
+        context_name: str | None,
+        log: Callable[[str, Any], None],
+    ) -> None:
+        """Accept a created (`pending`) job: run it now if a slot is free, else when one frees.
+
+        Raises `ShuttingDown` once `aclose` has begun: nothing would run the job, and
+        `aclose` may already have failed the jobs it knew of. The caller fails the job
+        (`launch_job` does).
+        """
+        if self._closing:
+            raise ShuttingDown()
+        context = JobContext(self.service, job, log)
+        values = dict(arguments)
+        if context_name is not None:
+            values[context_name] = context
+        self._contexts[job.job_id] = context
+        self._queue[job.job_id] = _Admission(job.job_id, function, values, context)
+        self._admit()
+
+    def _admit(self) -> None:
+        """Start waiting jobs, oldest first, while slots are free."""
+        while self._queue and len(self._tasks) < self._max_running and not self._closing:
+            admitted = self._queue.pop(next(iter(self._queue)))
+            self._start(admitted)
+
+    def _start(self, admitted: _Admission) -> None:
+        job_id = admitted.job_id
+        # Owned here: `cancel` and `aclose` cancel it, and `aclose` awaits it.
+        task = asyncio.get_running_loop().create_task(
+            self._run(job_id, admitted.function, admitted.values, admitted.context)
+        )
+        self._tasks[job_id] = task
+
+        def forget(_: object) -> None:
+            self._tasks.pop(job_id, None)
+            self._contexts.pop(job_id, None)
+            self._admit()  # its slot is free
+
+        task.add_done_callback(forget)
+
+    async def _run(
+        self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
+    ) -> None:
+        ending = await self._work(job_id, function, values, context)
+        context.ending = True
+        if ending is not None:
+            await self._settle(job_id, ending)
+
+    async def _work(
+        self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
+    ) -> Ending | None:
+        """Run the function; the ending still to record, or None once completion is recorded."""
+        service = self.service
+        try:
+            try:
+                await service.start(job_id)
+            except IllegalTransition:  # it ended (cancelled, say) while it waited for a slot
+                logger.info("job %s ended before it could start", job_id)
+                return None
+            outcome = await function(**values)
+            if context.store_failure is not None:  # the function caught it and went on
+                raise context.store_failure
+            if context.result_uri is None:
+                uri = await context.save_result("result.json", orjson.dumps(outcome), "application/json")
+                context.complete(uri, outcome.get("summary") if isinstance(outcome, dict) else None)
+            assert context.result_uri is not None
+            await service.complete(job_id, context.result_uri, context.summary)
+            return None
+        except asyncio.CancelledError:
+            # Only `cancel` (cancel_job, tasks/cancel) sets `cancel_requested`; any other
+            # cancellation is the server going away (`aclose`, or the loop shutting down).
+            if context.cancel_requested.is_set():
+                return lambda: service.cancel(job_id, "cancelled on request")
+            return lambda: service.interrupt(job_id, SHUTTING_DOWN)
+        except Exception as exc:
+            failure = exc if isinstance(exc, StoreError) else context.store_failure
+            if failure is not None:  # whatever the function made of it, the store failed first
+                logger.warning("job %s stopped: the store refused a write (%s)", job_id, failure)
+                return lambda: service.fail(job_id, STORE_ERROR, STORE_FAILED, STORE_FAILED_HINT)
+            if isinstance(exc, JobFailure):
+                code, message, hint = exc.code, exc.message, exc.hint
+                return lambda: service.fail(job_id, code, message, hint)
+            logger.exception("job %s failed", job_id)
+            unexpected = f"The job failed: {type(exc).__name__}"
+            return lambda: service.fail(job_id, "internal", unexpected, None)
+
+    async def _settle(self, job_id: str, ending: Ending) -> None:
+        """Record `ending`, trying again while the store refuses, until it is recorded or we stop."""
+        delay = self.retry_delay
+        last_try = False
+        while True:
+            try:
+                await ending()
+                return
+            except IllegalTransition:
+                logger.info("job %s: ending not recorded: it had already ended", job_id)
+                return
+            except StoreError as refused:
+                if last_try or self._closing:
+                    logger.error(
+                        "job %s: its ending was not recorded before shutdown (%s); "
+                        "the next start fails it as interrupted",
+                        job_id,
+                        refused,
+                    )
+                    return
+                logger.warning("job %s: ending not recorded (%s); next try in %.2f s", job_id, refused, delay)
+            except asyncio.CancelledError:
+                if last_try:
+                    raise
+                last_try = True  # the server is going away mid-write: one more try
+                continue
+            try:
+                await self._sleep(delay)
+            except asyncio.CancelledError:
+                last_try = True  # `cancel` leaves ending jobs alone, so this is shutdown
+            delay = min(delay * 2, self.max_retry_delay)
+
+    def cancel(self, job_id: str) -> bool:
+        """Stop a running job: its context's `cancel_requested` is set and its task cancelled.
+
+        True when the runner records the ending. A job whose function has already stopped
+        is only recording its ending; a cancel request changes nothing then, so its task is
+        left alone. A job still waiting for a slot is taken off the queue and False is
+        returned, as for a job the runner does not know: the caller records the
+        cancellation (`JobService.cancel`), and nothing will start the job.
+        """
+        task = self._tasks.get(job_id)
+        if task is None:
+            if self._queue.pop(job_id, None) is not None:
+                self._contexts.pop(job_id).cancel_requested.set()
+            return False
+        context = self._contexts[job_id]
+        context.cancel_requested.set()
+        if not context.ending:
+            task.cancel()
+        return True
+
+    async def wait_ended(self, job_id: str) -> None:
+        """Wait until the job's task has stopped (its ending recorded, or given up at shutdown).
+
+        A job still waiting for a slot has no task yet: this returns at once for it.
+        """
+        task = self._tasks.get(job_id)
+        if task is not None:
+            await asyncio.shield(task)
+
+    @property
+    def running(self) -> int:
+        """Jobs with a task: running, or recording how they ended."""
+        return len(self._tasks)
+
+    @property
+    def queued(self) -> int:
+        """Jobs launched and still `pending`, waiting for a slot."""
+        return len(self._queue)
+
+    async def aclose(self) -> None:
+        """Stop every running job, fail every waiting one, and wait until each has ended.
+
+        A job stopped here ends `failed` with code `interrupted` ("server shutting down"),
+        not `cancelled`: nobody asked for it to stop, and it can be started again. That
+        holds for the jobs still waiting for a slot too; from here on `launch` refuses.
+        """
+        self._closing = True
+        waiting = list(self._queue)
+        self._queue.clear()
+        for job_id in waiting:
+            self._contexts.pop(job_id, None)
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for job_id in waiting:
+            await self._settle(job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN))
+
+
+def _checked_limit(limit: int) -> int:
+    if limit < 1:
+        raise ValueError(f"at least one job must be able to run at a time, not {limit}")
+    return limit
+
+
+async def launch_job(
+    runner: JobRunner,
+    job: JobRecord,
+    function: Callable[..., Any],
+    arguments: dict[str, Any],
+    context_name: str | None,
+    log: Callable[[str, Any], None],
+) -> None:
+    """Hand a created job to `runner`; if it is shutting down, fail the job and refuse.
+
+    The job was already created `pending`, so it is failed `interrupted` before
+    `ShuttingDown` reaches the caller: a job nothing will run must not stay pending. If
+    the store has closed too, the next start fails it the same way.
+    """
+    try:
+        runner.launch(job, function, arguments, context_name, log)
+    except ShuttingDown:
+        with contextlib.suppress(IllegalTransition, StoreError):
+            await runner.service.interrupt(job.job_id, SHUTTING_DOWN)
+        raise

@@ -1,0 +1,164 @@
+"""Specs from typed functions: what `Server`'s decorators and the job tools register.
+
+A function's type hints and docstring make a complete definition (schemas, description,
+the `Context` parameter); anything can be given explicitly instead. Building the spec is
+kept apart from `Server`, so code that registers tools of its own (`herald.server.jobs`)
+needs only a `Registry`, not the server.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from herald.server.context import Context
+from herald.server.registry import (
+    Completer,
+    PromptArgument,
+    PromptSpec,
+    ResourceSpec,
+    ResourceTemplateSpec,
+    ToolSpec,
+)
+from herald.server.signature import output_schema_of, read_signature
+
+
+def tool_spec(
+    function: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    input_schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
+    annotations: dict[str, Any] | None = None,
+    icons: list[dict[str, Any]] | None = None,
+    meta: dict[str, Any] | None = None,
+    task_support: str | None = None,
+    task_preflight: Callable[..., Any] | None = None,
+) -> ToolSpec:
+    """A tool of `function`: arguments and output schemas from its type hints unless given."""
+    signature = read_signature(function, Context)
+    if input_schema is not None:
+        signature = type(signature)(
+            input_schema, None, signature.context_parameter, signature.parameter_names
+        )
+    return ToolSpec(
+        name=name or function.__name__,
+        function=function,
+        signature=signature,
+        description=description or docstring(function) or (name or function.__name__),
+        input_schema=signature.schema,
+        output_schema=output_schema if output_schema is not None else output_schema_of(function),
+        title=title,
+        annotations=annotations,
+        icons=icons,
+        meta=meta,
+        task_support=task_support,
+        task_preflight=task_preflight,
+    )
+
+
+def resource_spec(
+    function: Callable[..., Any],
+    uri: str,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    title: str | None = None,
+    annotations: dict[str, Any] | None = None,
+    icons: list[dict[str, Any]] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> ResourceSpec:
+    """A resource at a fixed URI; the function returns str, bytes or JSON data."""
+    return ResourceSpec(
+        uri=uri,
+        name=name or function.__name__,
+        function=function,
+        context_parameter=context_parameter(function),
+        description=description or docstring(function),
+        mime_type=mime_type,
+        title=title,
+        annotations=annotations,
+        icons=icons,
+        meta=meta,
+    )
+
+
+def template_spec(
+    function: Callable[..., Any],
+    uri_template: str,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    title: str | None = None,
+    annotations: dict[str, Any] | None = None,
+    icons: list[dict[str, Any]] | None = None,
+    meta: dict[str, Any] | None = None,
+    complete: dict[str, Completer] | None = None,
+) -> ResourceTemplateSpec:
+    """A URI template whose variables become the function's keyword arguments."""
+    spec = ResourceTemplateSpec(
+        uri_template=uri_template,
+        name=name or function.__name__,
+        function=function,
+        context_parameter=context_parameter(function),
+        description=description or docstring(function),
+        mime_type=mime_type,
+        title=title,
+        annotations=annotations,
+        icons=icons,
+        meta=meta,
+        completers=dict(complete or {}),
+    )
+    missing = set(spec.variables) - set(inspect.signature(function).parameters)
+    if missing:
+        raise TypeError(f"{function.__qualname__} lacks parameters for {sorted(missing)}")
+    return spec
+
+
+def prompt_spec(
+    function: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    icons: list[dict[str, Any]] | None = None,
+    meta: dict[str, Any] | None = None,
+    complete: dict[str, Completer] | None = None,
+) -> PromptSpec:
+    """A prompt whose string parameters are its arguments."""
+    signature = read_signature(function, Context)
+    required = set(signature.schema.get("required", []))
+    properties: dict[str, Any] = signature.schema.get("properties", {})
+    arguments = tuple(
+        PromptArgument(argument, properties[argument].get("description"), argument in required)
+        for argument in signature.parameter_names
+    )
+    return PromptSpec(
+        name=name or function.__name__,
+        function=function,
+        signature=signature,
+        arguments=arguments,
+        description=description or docstring(function),
+        title=title,
+        icons=icons,
+        meta=meta,
+        completers=dict(complete or {}),
+    )
+
+
+def docstring(function: Callable[..., Any]) -> str | None:
+    """The function's docstring, cleaned, as its description."""
+    doc = inspect.getdoc(function)
+    return doc.strip() if doc else None
+
+
+def context_parameter(function: Callable[..., Any]) -> str | None:
+    """The parameter annotated `Context`, which the server fills in, if any."""
+    hints = typing.get_type_hints(function)
+    return next((name for name, hint in hints.items() if hint is Context), None)
