@@ -69,6 +69,54 @@ async def test_a_file_of_the_old_layout_is_upgraded_in_place(tmp_path: Path) -> 
     assert "jobs_v1" not in tables
 
 
+#: Layout 2: arguments and status apart, but no workers yet.
+LAYOUT_2 = """
+CREATE TABLE jobs (
+    job_id TEXT PRIMARY KEY, tool TEXT NOT NULL, created_at TEXT NOT NULL, owner TEXT,
+    progress_token BLOB, arguments BLOB NOT NULL
+);
+CREATE TABLE job_status (
+    job_id TEXT PRIMARY KEY, status TEXT NOT NULL, percentage REAL NOT NULL, stage TEXT,
+    eta_seconds REAL, sequence INTEGER NOT NULL, result_uri TEXT, summary TEXT, error BLOB,
+    updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE job_events (
+    job_id TEXT NOT NULL, sequence INTEGER NOT NULL, event BLOB NOT NULL, PRIMARY KEY (job_id, sequence)
+) WITHOUT ROWID;
+CREATE TABLE job_results (
+    job_id TEXT NOT NULL, name TEXT NOT NULL, mime_type TEXT NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (job_id, name)
+) WITHOUT ROWID;
+INSERT INTO jobs VALUES ('j1', 'bulk', '2026-01-01T00:00:00.000Z', 's1', '4', '{"csv":"a,b"}');
+INSERT INTO job_status VALUES ('j1', 'running', 30.0, 'match', NULL, 2, NULL, NULL, NULL,
+                               '2026-01-01T00:00:00.000Z');
+PRAGMA user_version = 2;
+"""
+
+
+async def test_a_file_without_workers_is_upgraded_and_its_running_jobs_are_orphans(tmp_path: Path) -> None:
+    path = tmp_path / "layout2.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(LAYOUT_2)
+    db.close()
+    store = SqliteJobStore(path)
+    try:
+        job = await store.get("j1")
+        assert job is not None
+        assert (job.status, job.worker, job.arguments) == ("running", None, {"csv": "a,b"})
+        assert [found.job_id for found in await store.orphaned()] == ["j1"], "no worker holds it"
+        await store.renew_lease("w1", 60.0)
+        job.status, job.sequence, job.worker = "failed", 3, "w1"
+        await store.record(job, JobEvent("j1", 3, "failed", NOW, {"status": "failed"}))
+        assert await store.get("j1") == job
+    finally:
+        await store.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (JOB_SCHEMA_VERSION,)
+        assert db.execute("SELECT count(*) FROM workers").fetchone() == (1,)
+    db.close()
+
+
 async def test_a_file_of_a_newer_layout_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     await SqliteJobStore(path).aclose()  # the current layout

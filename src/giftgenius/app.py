@@ -175,6 +175,7 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
             "plus a CSV export."
         ),
         ui=ToolUI(widget, invoking="Starting the bulk analysis…", invoked="Bulk analysis started"),
+        resumable=True,
     )
     async def start_bulk_gift_analysis(
         ctx: JobContext,
@@ -201,6 +202,8 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
                 progress=progress,
                 catalog=gifts,
                 checkpoint=ctx.checkpoint,
+                save=ctx.checkpoint,
+                resume=ctx.resume_state,
             )
         except BulkInputError as problem:
             raise JobFailure(problem.code, problem.message, problem.hint) from None

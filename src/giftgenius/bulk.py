@@ -429,6 +429,37 @@ _Outcome = tuple[tuple[dict[str, Any], ...], str | None]
 _Key = tuple[tuple[str, ...], float]
 
 
+#: How many people are matched between two saved checkpoints of a resumable run.
+SAVE_EVERY = 2_000
+#: Distinct matches past which no more are saved: each checkpoint holds all of them, so
+#: a CSV where nobody shares a match would write its result over and over. A run resumed
+#: past this point matches the rest again.
+SAVE_AT_MOST = 5_000
+
+
+def _saved(cache: dict[_Key, _Outcome]) -> list[list[Any]]:
+    """The matches so far as JSON: one entry per distinct (interests, budget)."""
+    return [[list(topics), budget, list(gifts), note] for (topics, budget), (gifts, note) in cache.items()]
+
+
+def _restored(resume: Any) -> dict[_Key, _Outcome]:
+    """The matches a checkpoint holds; nothing when it holds none (or is not one of ours)."""
+    entries = resume.get("matches") if isinstance(resume, dict) else None
+    if not isinstance(entries, list):
+        return {}
+    cache: dict[_Key, _Outcome] = {}
+    for entry in entries:
+        try:
+            topics, budget, gifts, note = entry
+            cache[(tuple(str(topic) for topic in topics), float(budget))] = (
+                tuple(dict(gift) for gift in gifts),
+                None if note is None else str(note),
+            )
+        except (TypeError, ValueError):
+            return {}
+    return cache
+
+
 def _recipient(interests: Iterable[str]) -> str:
     return "colleague who likes " + ", ".join(interests)
 
@@ -442,6 +473,8 @@ async def analyze(
     catalog: Catalog | None = None,
     count: int = 3,
     checkpoint: Callable[[], Awaitable[None]] | None = None,
+    save: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    resume: Any = None,
 ) -> BulkResult:
     """Pick up to ``count`` gifts for every usable employee row in ``csv_text``.
 
@@ -449,6 +482,13 @@ async def analyze(
     be used become :class:`RowProblem` entries; input unusable as a whole raises
     :class:`BulkInputError`. ``progress`` receives strictly increasing percentages with the stage
     name; ``checkpoint`` (when given) is awaited every 50 items so the caller can cancel.
+
+    Resuming: ``save`` (when given) is handed the matches made so far every
+    ``SAVE_EVERY`` people while matching; a run given one of those as ``resume`` reuses
+    them instead of matching those people again. Matching is the costly stage, and what
+    it produces is the same for the same CSV, so a run taken over after its worker
+    stopped ends with the result an uninterrupted run would have had. A ``resume`` that
+    is not one of those is ignored: everything is matched afresh.
     """
     _check_options(occasion, budget_per_person, count)
     normalized = normalize_occasion(occasion)
@@ -499,7 +539,8 @@ async def analyze(
         await tracker.item_done("extract", done, total)
 
     # Stage 3: match. People with the same interests and budget share one ranking.
-    cache: dict[_Key, _Outcome] = {}
+    cache: dict[_Key, _Outcome] = _restored(resume)
+    saved = len(cache)
     outcomes: list[_Outcome] = []
     for done, key in enumerate(keys, start=1):
         outcome = cache.get(key)
@@ -517,6 +558,9 @@ async def analyze(
             cache[key] = outcome
         outcomes.append(outcome)
         await tracker.item_done("match", done, total)
+        if save is not None and done % SAVE_EVERY == 0 and saved < len(cache) <= SAVE_AT_MOST:
+            saved = len(cache)
+            await save({"matches": _saved(cache)})
 
     # Stage 4: write the result.
     people: list[PersonResult] = []

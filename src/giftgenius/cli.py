@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from herald.client import ServerError
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+#: herald's default worker lease (`herald.runtime.runner.DEFAULT_LEASE_SECONDS`), repeated
+#: so that `--help` does not import herald; a test keeps the two equal.
+DEFAULT_LEASE_SECONDS = 15.0
 
 #: The private server `call` and `bulk` start when no URL is given. It keeps its jobs in
 #: memory: it lives only as long as the command, and opening the shared store would make it
@@ -68,6 +71,14 @@ def serve(
             "Default: twice the CPU cores.",
         ),
     ] = None,
+    job_lease: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds this server holds its jobs without renewing its lease. Another server on "
+            "the same store fails a killed server's jobs once its lease has lapsed.",
+        ),
+    ] = DEFAULT_LEASE_SECONDS,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -78,6 +89,7 @@ def serve(
     server = build_server(widget_domain=widget_domain)
     server.use_job_store(jobs)
     server.max_running_jobs = max_running_jobs
+    server.job_lease_seconds = job_lease
     if stdio:
         from herald.transports.stdio import run_stdio
 

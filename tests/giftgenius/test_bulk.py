@@ -452,3 +452,37 @@ def test_gifts_stay_within_each_budget(
         assert all(gift["price"] <= expected for gift in person.gifts)
         assert person.gifts or person.note
     assert_progress_is_sound(recorder)
+
+
+async def test_a_resumed_run_reuses_the_saved_matches_and_ends_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import orjson
+
+    from giftgenius import suggest
+
+    text = generated_csv(4_500)
+    matched = 0
+    real = suggest.suggest_gifts
+
+    def counting(*args: object, **kwargs: object) -> object:
+        nonlocal matched
+        matched += 1
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("giftgenius.bulk.suggest_gifts", counting)
+    saved: list[dict[str, object]] = []
+
+    async def save(state: dict[str, object]) -> None:
+        saved.append(orjson.loads(orjson.dumps(state)))  # as the store keeps it: JSON
+
+    whole = await analyze(text, progress=Recorder(), catalog=CATALOG, save=save)
+    assert saved, "a long run saves its matches"
+    every_match, matched = matched, 0
+    last = saved[-1]["matches"]
+    assert isinstance(last, list)
+    resumed = await analyze(text, progress=Recorder(), catalog=CATALOG, resume=saved[-1])
+    assert resumed.to_json() == whole.to_json(), "a resumed run ends with the same result"
+    assert matched == every_match - len(last), "what was saved is not matched again"
+    ignored = await analyze(text, progress=Recorder(), catalog=CATALOG, resume={"matches": "garbled"})
+    assert ignored.to_json() == whole.to_json()

@@ -136,3 +136,10 @@ def test_serve_http_prints_where_and_answers(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_the_cli_states_herald_s_default_lease() -> None:
+    from giftgenius import cli
+    from herald.runtime import runner
+
+    assert cli.DEFAULT_LEASE_SECONDS == runner.DEFAULT_LEASE_SECONDS

@@ -290,7 +290,9 @@ async def test_a_job_event_id_this_session_never_carried_is_refused(served: Serv
 async def test_a_replay_skips_the_job_frames_queued_while_it_read_the_log() -> None:
     """A listener attached before the log is read gets each job event once: stored or queued."""
     jobs = MemoryJobStore()
-    job = JobRecord("j", "tool", "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z", progress_token=7)
+    job = JobRecord(
+        "j", "tool", "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z", progress_token=7, sequence=1
+    )
     events = [
         JobEvent("j", 1, "created", job.created_at, {"tool": "tool", "status": "pending"}),
         JobEvent("j", 2, "started", job.created_at, {"status": "running"}),
@@ -299,6 +301,7 @@ async def test_a_replay_skips_the_job_frames_queued_while_it_read_the_log() -> N
     ]
     await jobs.create(job, events[0])
     for event in events[1:]:
+        job.sequence = event.sequence
         await jobs.record(job, event)
     log = MemoryEventLog()
     stream = DurableStream(

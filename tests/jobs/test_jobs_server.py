@@ -161,7 +161,7 @@ async def test_event_schemas_are_published(client: InMemoryClient) -> None:
     "level", ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 )
 async def test_job_log_accepts_every_mcp_level(level: str, caplog: pytest.LogCaptureFixture) -> None:
-    from herald.server.context import PYTHON_LEVELS
+    from herald.runtime.context import PYTHON_LEVELS
 
     server = build()
 

@@ -159,7 +159,7 @@ async def test_a_refused_ending_at_shutdown_is_left_for_the_next_start(tmp_path:
     await disk.store.aclose()
     reopened = SqliteJobStore(tmp_path / "jobs.db")
     try:
-        assert await JobService(reopened).recover() == [job.job_id]
+        assert await JobRunner(JobService(reopened)).recover() == [job.job_id]
         after = await reopened.get(job.job_id)
         assert after is not None
         assert after.error is not None

@@ -227,10 +227,11 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
 ) -> None:
     """The server dies mid-job (its own, so the others keep theirs) and comes back.
 
-    Same port, same SQLite store: at start-up it fails the job the dead process left
-    unfinished (`interrupted`). The view says the server is unreachable and backs off; the
-    host, like a chat host, opens a new session once the server answers 404 for the old one;
-    the view polls on from the cursor it had and shows the failure, and the bar never went back.
+    Same port, same SQLite store: once the dead process's lease has lapsed, the new one
+    takes its bulk job over and finishes it from its last checkpoint (the analysis is
+    resumable). The view says the server is unreachable and backs off; the host, like a
+    chat host, opens a new session once the server answers 404 for the old one; the view
+    polls on from the cursor it had and shows the job completing, and the bar never went back.
     """
     with gift_server(tmp_path) as first:
         host = HostPage(page, console, static, first)
@@ -254,18 +255,18 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
 
         with gift_server(tmp_path, port=first.port) as second:
             assert second.store == first.store
-            expect(job).to_have_attribute("data-status", "failed")
+            # The whole rest of the analysis runs first (traced, under coverage): a long bound.
+            expect(job).to_have_attribute("data-status", "completed", timeout=240_000)
             expect(connection).to_be_empty()
             ending = second.job_status(job_id)
 
-    assert ending["status"] == "failed"
-    error = ending["error"]
-    assert error["code"] == "interrupted"
-    last = ending["events"][-1]
-    assert (last["type"], last["error"]) == ("job.failed", error), "the restart appended job.failed"
-    expect(job.locator(".job-error")).to_be_visible()
-    expect(job.locator(".job-error .error-message")).to_have_text(error["message"])
-    expect(job.locator(".job-error .error-hint")).to_have_text(error["hint"])
+    assert ending["status"] == "completed", ending.get("error")
+    kinds = [event["type"] for event in ending["events"]]
+    assert "job.failed" not in kinds
+    assert kinds.count("job.completed") == 1
+    stages = [event.get("stage") for event in ending["events"]]
+    assert "resumed after its worker stopped" in stages, "the restarted server took the job over"
+    expect(job.locator(".job-error")).to_be_hidden()
 
     calls = polls(host)
     first_failure = next(i for i, call in enumerate(calls) if "error" in call)
@@ -300,7 +301,7 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
 
     history = host.valuenow_history()
     assert non_decreasing(history), f"the bar went back: {history}"
-    assert 0 < shown <= history[-1] < 100
+    assert 0 < shown <= history[-1] == 100
     assert_clean(host)
 
 

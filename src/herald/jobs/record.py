@@ -34,6 +34,9 @@ class JobRecord:
     error: dict[str, Any] | None = None
     #: The sequence number of the job's last event.
     sequence: int = 0
+    #: The worker (a process that runs jobs) holding the job: it queued or runs it. While
+    #: that worker's lease is live nobody else touches the job; once it lapses, recovery does.
+    worker: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -63,4 +66,5 @@ STATUS_FIELDS: Final = (
     "summary",
     "error",
     "updated_at",
+    "worker",
 )

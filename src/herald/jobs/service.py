@@ -1,5 +1,10 @@
 """`JobService`: the only writer of jobs. Every change goes through the state machine,
 is stored together with its event, and only then is announced to subscribers.
+
+Other processes may write the same store: a change is decided on the job as read, and if
+another writer recorded an event first (`JobChanged`), the job is read again and the
+change decided anew, so a job's events form one sequence with no two writers' facts
+interleaved wrongly (a cancel from one replica and progress from the worker, say).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 from herald.jobs.events import JobEvent, timestamp
 from herald.jobs.machine import JobInput, Outcome, apply
 from herald.jobs.record import JobRecord
-from herald.jobs.store import JobStore
+from herald.jobs.store import JobChanged, JobStore
 from herald.listeners import Listeners
 
 JobListener = Callable[[JobRecord, JobEvent], None]
@@ -23,6 +28,12 @@ INTERRUPTED = "interrupted"
 STORE_ERROR = "store_error"
 #: What a client is told it can do about an interrupted job: nothing was wrong with it.
 RESTART_HINT = "Start the job again; its earlier events stay available."
+#: Why recovery fails a job: the worker that held it stopped (its lease lapsed).
+WORKER_STOPPED = "The server stopped while this job was running."
+#: The stage a resumed job reports when another worker takes it over.
+RESUMED = "resumed after its worker stopped"
+#: How often one change is decided again because other writers keep getting there first.
+MAX_WRITE_ATTEMPTS = 64
 
 
 class UnknownJob(LookupError):
@@ -36,8 +47,11 @@ class JobService:
         *,
         clock: Callable[[], str] = timestamp,
         new_id: Callable[[], str] = lambda: secrets.token_hex(8),
+        worker_id: str | None = None,
     ) -> None:
         self.store = store
+        #: This process as a worker: the jobs it creates are its own until it stops.
+        self.worker_id = worker_id or f"w-{secrets.token_hex(8)}"
         self.clock = clock
         self.new_id = new_id
         self._listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
@@ -64,6 +78,7 @@ class JobService:
             progress_token=progress_token,
             arguments=arguments,
             sequence=1,
+            worker=self.worker_id,
         )
         event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})
         await self.store.create(job, event)
@@ -116,12 +131,33 @@ class JobService:
             raise UnknownJob(job_id)
         return job
 
-    async def recover(self) -> list[str]:
-        """Fail every job a previous run left unfinished: nothing will ever finish it."""
-        stranded = await self.store.unfinished()
-        for job in stranded:
-            await self.interrupt(job.job_id, "The server stopped while this job was running.")
-        return [job.job_id for job in stranded]
+    async def claim(self, job: JobRecord) -> JobRecord | None:
+        """Take over an orphaned job as this worker; None if another writer got to it first.
+
+        The claim is an event, so that exactly one of several claimers wins the
+        compare-and-set: a pending job is started, a running one reports that it resumes
+        (at the progress it had, so progress never goes back). It is tried once: a job that
+        changed since `orphaned()` read it has a live worker, or is taken.
+        """
+        now = self.clock()
+        claimed = JobRecord.from_json(job.to_json())
+        claimed.worker, claimed.updated_at = self.worker_id, now
+        claimed.sequence += 1
+        if job.status == "pending":
+            claimed.status = "running"
+            event = JobEvent(job.job_id, claimed.sequence, "started", now, {"status": "running"})
+        elif job.status == "running":
+            claimed.stage = RESUMED
+            payload = {"percentage": job.percentage, "stage": RESUMED}
+            event = JobEvent(job.job_id, claimed.sequence, "progress", now, payload)
+        else:
+            return None
+        try:
+            await self.store.record(claimed, event)
+        except JobChanged:
+            return None
+        self._announce(claimed, event)
+        return claimed
 
     async def interrupt(self, job_id: str, message: str) -> JobEvent | None:
         """Fail a job its server could not finish (code `interrupted`).
@@ -142,16 +178,23 @@ class JobService:
     ) -> JobEvent | None:
         """Apply one input; returns the event, or None when a terminal state absorbed it."""
         async with self._locks.setdefault(job_id, asyncio.Lock()):
-            job = await self.get(job_id)
-            outcome, state = apply(job.state, event_input, percentage, stage)
-            if outcome is Outcome.ABSORB:
-                return None
-            now = self.clock()
-            job.status, job.percentage, job.stage = state.status.value, state.percentage, state.stage
-            job.sequence += 1
-            job.updated_at = now
-            event = JobEvent(job_id, job.sequence, kind, now, payload(job))
-            await self.store.record(job, event)
+            for _ in range(MAX_WRITE_ATTEMPTS):
+                job = await self.get(job_id)
+                outcome, state = apply(job.state, event_input, percentage, stage)
+                if outcome is Outcome.ABSORB:
+                    return None
+                now = self.clock()
+                job.status, job.percentage, job.stage = state.status.value, state.percentage, state.stage
+                job.sequence += 1
+                job.updated_at = now
+                event = JobEvent(job_id, job.sequence, kind, now, payload(job))
+                try:
+                    await self.store.record(job, event)
+                except JobChanged:
+                    continue  # another process wrote first: decide again on what it wrote
+                break
+            else:
+                raise JobChanged(job_id)
             if state.status.terminal:
                 self._locks.pop(job_id, None)
         self._announce(job, event)

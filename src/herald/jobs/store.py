@@ -9,6 +9,13 @@ What started a job (its arguments above all, which can be a whole file) is writt
 by `create`; each later event writes only the job's status (`STATUS_FIELDS`), so the cost
 of an event never grows with the job's input. A store that fails raises
 `herald.stores.StoreError`.
+
+Several processes may share one store (two servers on one SQLite file, replicas on
+Redis), so a write is a compare-and-set: `record` stores an event only while the job is
+still at the sequence before it, and raises `JobChanged` when another writer got there
+first. And every process that runs jobs is a *worker* with a lease it renews
+(`renew_lease`); a job names its worker, and only jobs whose worker's lease has lapsed
+are `orphaned`: recovery never touches a live worker's jobs.
 """
 
 from __future__ import annotations
@@ -19,6 +26,17 @@ from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 
 
+class JobChanged(Exception):
+    """Another writer recorded an event of this job first: read the job again and decide anew.
+
+    Internal to `JobService`, which always handles it; it never reaches a client.
+    """
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"job {job_id!r} changed under this write")
+        self.job_id = job_id
+
+
 class JobStore(Protocol):
     async def create(self, job: JobRecord, event: JobEvent) -> None:
         """Store a new job, arguments and all, together with its first event."""
@@ -26,7 +44,9 @@ class JobStore(Protocol):
     async def record(self, job: JobRecord, event: JobEvent) -> None:
         """Store the job's changed status (`STATUS_FIELDS` only) with the event that changed it.
 
-        The rest of `job` is not written again: it is what `create` stored.
+        Only if the stored job is still at `event.sequence - 1`; otherwise nothing is
+        written and `JobChanged` is raised. The rest of `job` is not written again: it is
+        what `create` stored.
         """
 
     async def get(self, job_id: str) -> JobRecord | None: ...
@@ -35,10 +55,25 @@ class JobStore(Protocol):
         """The job's events after `sequence`, oldest first."""
 
     async def unfinished(self) -> list[JobRecord]:
-        """Jobs not yet completed, failed or cancelled (for recovery after a restart)."""
+        """Jobs not yet completed, failed or cancelled, oldest first."""
+
+    async def renew_lease(self, worker: str, seconds: float) -> None:
+        """`worker` is alive for `seconds` from now (the first call creates its lease)."""
+
+    async def release_lease(self, worker: str) -> None:
+        """`worker` has stopped: its lease ends now (a clean shutdown)."""
+
+    async def orphaned(self) -> list[JobRecord]:
+        """Unfinished jobs no live worker holds (no worker, or one whose lease has lapsed)."""
 
     async def job_ids(self, owner: str | None = None) -> list[str]:
         """Ids of every job (or of those `owner` started), oldest first."""
+
+    async def save_checkpoint(self, job_id: str, state: bytes) -> None:
+        """Keep a resumable job's latest checkpoint (replacing the one before)."""
+
+    async def load_checkpoint(self, job_id: str) -> bytes | None:
+        """The job's latest checkpoint, or None if it saved none."""
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None: ...
 

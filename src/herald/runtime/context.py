@@ -10,12 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
+
+import orjson
 
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobService
 from herald.stores.errors import StoreError
+
+#: MCP (syslog) severities in Python's logging levels; syslog has more steps than Python.
+PYTHON_LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 
 #: Where a job's result documents are served (`herald.server.jobs` serves the template).
 RESULT_TEMPLATE = "herald://jobs/{job_id}/{name}"
@@ -34,10 +49,24 @@ class JobFailure(Exception):
 class JobContext:
     """What a running job function sees of its job."""
 
-    def __init__(self, service: JobService, job: JobRecord, log: Callable[[str, Any], None]) -> None:
+    def __init__(
+        self,
+        service: JobService,
+        job: JobRecord,
+        log: Callable[[str, Any], None],
+        *,
+        resumed: bool = False,
+    ) -> None:
         self.service = service
         self.job_id = job.job_id
         self.arguments = job.arguments
+        #: True when this run took the job over from a worker that stopped: the function
+        #: starts again, and `resume_state` is what it last passed to `checkpoint`.
+        self.resumed = resumed
+        self.resume_state: Any = None
+        #: Progress already recorded by the run before; a resumed run redoing that work
+        #: reports below it, which is not news, so those reports are not recorded.
+        self._recorded_percentage = job.percentage if resumed else 0.0
         #: Set when the job is asked to stop; the function is also cancelled at its next await.
         self.cancel_requested = asyncio.Event()
         self._log = log
@@ -54,6 +83,8 @@ class JobContext:
         If the store refuses the write, `StoreError` is raised here and again at every later
         write: a job whose progress cannot be saved is stopped, not left to run unseen.
         """
+        if self.resumed and percentage < self._recorded_percentage:
+            return  # redoing work the stopped worker had reported
         with self._watching_the_store():
             await self.service.progress(self.job_id, percentage, stage, eta_seconds)
 
@@ -72,9 +103,24 @@ class JobContext:
         """Say how the job ended; it is recorded when the function returns."""
         self.result_uri, self.summary = result_uri, summary
 
-    async def checkpoint(self) -> None:
-        """A point where cancellation may stop the job (long CPU-bound loops call it)."""
+    async def checkpoint(self, state: Any = None) -> None:
+        """A point where cancellation may stop the job; with `state`, also where it may resume.
+
+        Long CPU-bound loops call it to let cancellation in. A resumable job
+        (`@server.job(resumable=True)`) passes what it needs to go on from here (JSON
+        data: rows done so far, say): it is stored, and if this worker stops, the worker
+        that takes the job over calls the function again with `resume_state` set to it.
+        """
+        if state is not None:
+            with self._watching_the_store():
+                await self.service.store.save_checkpoint(self.job_id, orjson.dumps(state))
         await asyncio.sleep(0)
+
+    async def load_checkpoint(self) -> None:
+        """Read the last checkpoint into `resume_state` (a resumed run, before its function runs)."""
+        with self._watching_the_store():
+            saved = await self.service.store.load_checkpoint(self.job_id)
+        self.resume_state = orjson.loads(saved) if saved is not None else None
 
     @contextlib.contextmanager
     def _watching_the_store(self) -> Iterator[None]:

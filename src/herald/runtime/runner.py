@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -21,9 +22,9 @@ import orjson
 
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
-from herald.jobs.service import STORE_ERROR, JobService
+from herald.jobs.service import STORE_ERROR, WORKER_STOPPED, JobService
 from herald.protocol.errors import ProtocolError
-from herald.runtime.context import JobContext, JobFailure
+from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
 from herald.stores.errors import StoreError
 
 logger = logging.getLogger("herald.jobs")
@@ -33,6 +34,11 @@ SHUTTING_DOWN = "Interrupted: server shutting down."
 #: The error of a job stopped because the store refused to save its progress or result.
 STORE_FAILED = "The job was stopped: the server could not save its progress."
 STORE_FAILED_HINT = "The server's storage refused a write (a full disk, perhaps); start the job again."
+
+
+#: How long a worker's lease lasts unless renewed; it is renewed three times per period.
+#: A worker killed without a word holds its jobs this long at most (plus one sweep period).
+DEFAULT_LEASE_SECONDS = 15.0
 
 
 def default_max_running_jobs() -> int:
@@ -70,6 +76,8 @@ class _Admission:
     function: Callable[..., Any]
     values: dict[str, Any]
     context: JobContext
+    #: Taken over from a stopped worker: already started, and its checkpoint is loaded first.
+    resumed: bool = False
 
 
 class JobRunner:
@@ -98,8 +106,17 @@ class JobRunner:
         retry_delay: float = 0.05,
         max_retry_delay: float = 2.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self.service = service
+        if lease_seconds <= 0:
+            raise ValueError(f"a worker's lease must last some time, not {lease_seconds} s")
+        self.lease_seconds = lease_seconds
+        #: Renews this worker's lease and sweeps for jobs of stopped workers; owned here.
+        self._heartbeat: asyncio.Task[None] | None = None
+        #: The resumable job function of a tool, with its context parameter, or None: set by
+        #: the server, which knows its job tools. Orphans of other tools are failed.
+        self.resumable: Callable[[str], tuple[Callable[..., Any], str | None] | None] = lambda tool: None
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         self._sleep = sleep
@@ -132,8 +149,13 @@ class JobRunner:
         arguments: dict[str, Any],
         context_name: str | None,
         log: Callable[[str, Any], None],
+        *,
+        resumed: bool = False,
     ) -> None:
         """Accept a created (`pending`) job: run it now if a slot is free, else when one frees.
+
+        `resumed` is for a job claimed from a stopped worker (`claim`): it is already
+        running, and its function starts again from its last checkpoint.
 
         Raises `ShuttingDown` once `aclose` has begun: nothing would run the job, and
         `aclose` may already have failed the jobs it knew of. The caller fails the job
@@ -141,12 +163,12 @@ class JobRunner:
         """
         if self._closing:
             raise ShuttingDown()
-        context = JobContext(self.service, job, log)
+        context = JobContext(self.service, job, log, resumed=resumed)
         values = dict(arguments)
         if context_name is not None:
             values[context_name] = context
         self._contexts[job.job_id] = context
-        self._queue[job.job_id] = _Admission(job.job_id, function, values, context)
+        self._queue[job.job_id] = _Admission(job.job_id, function, values, context, resumed)
         self._admit()
 
     def _admit(self) -> None:
@@ -159,7 +181,7 @@ class JobRunner:
         job_id = admitted.job_id
         # Owned here: `cancel` and `aclose` cancel it, and `aclose` awaits it.
         task = asyncio.get_running_loop().create_task(
-            self._run(job_id, admitted.function, admitted.values, admitted.context)
+            self._run(job_id, admitted.function, admitted.values, admitted.context, admitted.resumed)
         )
         self._tasks[job_id] = task
 
@@ -171,24 +193,37 @@ class JobRunner:
         task.add_done_callback(forget)
 
     async def _run(
-        self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
+        self,
+        job_id: str,
+        function: Callable[..., Any],
+        values: dict[str, Any],
+        context: JobContext,
+        resumed: bool,
     ) -> None:
-        ending = await self._work(job_id, function, values, context)
+        ending = await self._work(job_id, function, values, context, resumed)
         context.ending = True
         if ending is not None:
             await self._settle(job_id, ending)
 
     async def _work(
-        self, job_id: str, function: Callable[..., Any], values: dict[str, Any], context: JobContext
+        self,
+        job_id: str,
+        function: Callable[..., Any],
+        values: dict[str, Any],
+        context: JobContext,
+        resumed: bool,
     ) -> Ending | None:
         """Run the function; the ending still to record, or None once completion is recorded."""
         service = self.service
         try:
-            try:
-                await service.start(job_id)
-            except IllegalTransition:  # it ended (cancelled, say) while it waited for a slot
-                logger.info("job %s ended before it could start", job_id)
-                return None
+            if resumed:  # claimed already running: it goes on from its last checkpoint
+                await context.load_checkpoint()
+            else:
+                try:
+                    await service.start(job_id)
+                except IllegalTransition:  # it ended (cancelled, say) while it waited for a slot
+                    logger.info("job %s ended before it could start", job_id)
+                    return None
             outcome = await function(**values)
             if context.store_failure is not None:  # the function caught it and went on
                 raise context.store_failure
@@ -205,6 +240,11 @@ class JobRunner:
                 return lambda: service.cancel(job_id, "cancelled on request")
             return lambda: service.interrupt(job_id, SHUTTING_DOWN)
         except Exception as exc:
+            if isinstance(exc, IllegalTransition) and await self._ended_elsewhere(job_id):
+                # Another server cancelled it (or recovered it) while it ran: this write was
+                # refused, the function stopped, and the ending is already recorded.
+                logger.info("job %s ended elsewhere while it ran; its function stopped", job_id)
+                return None
             failure = exc if isinstance(exc, StoreError) else context.store_failure
             if failure is not None:  # whatever the function made of it, the store failed first
                 logger.warning("job %s stopped: the store refused a write (%s)", job_id, failure)
@@ -215,6 +255,12 @@ class JobRunner:
             logger.exception("job %s failed", job_id)
             unexpected = f"The job failed: {type(exc).__name__}"
             return lambda: service.fail(job_id, "internal", unexpected, None)
+
+    async def _ended_elsewhere(self, job_id: str) -> bool:
+        try:
+            return (await self.service.get(job_id)).terminal
+        except (StoreError, LookupError):
+            return False
 
     async def _settle(self, job_id: str, ending: Ending) -> None:
         """Record `ending`, trying again while the store refuses, until it is recorded or we stop."""
@@ -287,12 +333,67 @@ class JobRunner:
         """Jobs launched and still `pending`, waiting for a slot."""
         return len(self._queue)
 
+    async def start(self) -> list[str]:
+        """Become a live worker: take a lease, fail the jobs of stopped workers, keep the lease.
+
+        Returns the ids of the jobs recovery failed. Jobs of other live workers (another
+        server on the same store) are left alone.
+        """
+        store = self.service.store
+        await store.renew_lease(self.service.worker_id, self.lease_seconds)
+        recovered = await self.recover()
+        if self._heartbeat is None:
+            self._heartbeat = asyncio.get_running_loop().create_task(self._keep_lease())
+        return recovered
+
+    async def recover(self) -> list[str]:
+        """Take over the resumable jobs of stopped workers, and fail the others once.
+
+        Returns the ids of the jobs recovered either way. A resumable job is claimed (one
+        claimer wins) and run here from its last checkpoint; a job that is not resumable is
+        failed `interrupted`.
+        """
+        recovered: list[str] = []
+        for job in await self.service.store.orphaned():
+            found = None if self._closing else self.resumable(job.tool)
+            if found is not None:
+                claimed = await self.service.claim(job)
+                if claimed is None:
+                    continue  # another worker took it, or its own worker is alive after all
+                function, context_name = found
+                self.launch(
+                    claimed, function, claimed.arguments, context_name, _log_to(job.job_id), resumed=True
+                )
+                logger.info("job %s resumed here, from its last checkpoint", job.job_id)
+                recovered.append(job.job_id)
+            elif await self.service.interrupt(job.job_id, WORKER_STOPPED) is not None:
+                recovered.append(job.job_id)
+        return recovered
+
+    async def _keep_lease(self) -> None:
+        """Renew the lease three times per period, and once per period recover stopped workers' jobs.
+
+        A store that refuses a renewal is tried again at the next beat: a lapsed lease only
+        lets another worker fail this one's jobs, which the runner then learns on its next
+        write (the job is already ended), so nothing runs twice.
+        """
+        worker = self.service.worker_id
+        for beat in itertools.count(1):
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                await self.service.store.renew_lease(worker, self.lease_seconds)
+                if beat % 3 == 0 and (recovered := await self.recover()):
+                    logger.info("recovered %d job(s) of stopped workers: %s", len(recovered), recovered)
+            except StoreError as refused:
+                logger.warning("worker %s: could not renew its lease (%s)", worker, refused)
+
     async def aclose(self) -> None:
         """Stop every running job, fail every waiting one, and wait until each has ended.
 
         A job stopped here ends `failed` with code `interrupted` ("server shutting down"),
         not `cancelled`: nobody asked for it to stop, and it can be started again. That
         holds for the jobs still waiting for a slot too; from here on `launch` refuses.
+        Then the worker's lease ends: it holds nothing any more.
         """
         self._closing = True
         waiting = list(self._queue)
@@ -305,6 +406,22 @@ class JobRunner:
         await asyncio.gather(*tasks, return_exceptions=True)
         for job_id in waiting:
             await self._settle(job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN))
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
+            with contextlib.suppress(StoreError):
+                await self.service.store.release_lease(self.service.worker_id)
+
+
+def _log_to(job_id: str) -> Callable[[str, Any], None]:
+    """Where a resumed job's log lines go: the request that started it is gone, so the server log."""
+
+    def log(level: str, data: Any) -> None:
+        logger.log(PYTHON_LEVELS.get(level, logging.INFO), "job %s: %s", job_id, data)
+
+    return log
 
 
 def _checked_limit(limit: int) -> int:

@@ -21,7 +21,8 @@ from herald.listeners import Listeners
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
-from herald.runtime.runner import JobRunner
+from herald.runtime.context import JobContext
+from herald.runtime.runner import DEFAULT_LEASE_SECONDS, JobRunner
 from herald.server.jobs import (
     JOB_EVENTS_EXTENSION,
     JOB_EVENTS_SETTINGS,
@@ -30,6 +31,7 @@ from herald.server.jobs import (
     open_job_tools_to_widgets,
 )
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
+from herald.server.signature import read_signature
 from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
 from herald.server.subscriptions import NotificationListener
 from herald.server.tasks import TASKS_EXTENSION, TaskManager
@@ -55,6 +57,7 @@ class Server:
         cache_scope: str = "private",
         state_key: bytes | None = None,
         max_running_jobs: int | None = None,
+        job_lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
         self.name = name
         self.version = version
@@ -68,6 +71,8 @@ class Server:
         self.state_key = state_key or _state_key_from_environment()
         #: How many jobs run at once; later ones wait `pending` (None: twice the cores).
         self.max_running_jobs = max_running_jobs
+        #: How long this process holds its jobs without renewing its lease (see `JobRunner`).
+        self.job_lease_seconds = job_lease_seconds
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
         self._capabilities: dict[str, Any] | None = None
@@ -77,6 +82,8 @@ class Server:
         self._job_store: JobStore | None = None
         self._job_service: JobService | None = None
         self._job_runner: JobRunner | None = None
+        #: Job tools whose functions resume from a checkpoint: name -> (function, context parameter).
+        self._resumable_jobs: dict[str, tuple[Callable[..., Any], str | None]] = {}
         self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
         self._owned_job_listeners: dict[str, Listeners[[JobRecord, JobEvent]]] = {}
 
@@ -171,12 +178,21 @@ class Server:
 
     def job_runner(self) -> JobRunner:
         if self._job_runner is None:
-            self._job_runner = JobRunner(self.job_service(), max_running=self.max_running_jobs)
+            self._job_runner = JobRunner(
+                self.job_service(),
+                max_running=self.max_running_jobs,
+                lease_seconds=self.job_lease_seconds,
+            )
+            self._job_runner.resumable = self._resumable_jobs.get
         return self._job_runner
 
     async def start_jobs(self) -> list[str]:
-        """At start-up: fail the jobs a previous run left unfinished. Returns their ids."""
-        return await self.job_service().recover() if self._uses_jobs else []
+        """At start-up: become a worker, and fail the jobs of stopped workers. Returns their ids.
+
+        Jobs of other live workers on the same store are left alone; the runner keeps its
+        lease renewed and sweeps for stopped workers' jobs until `stop_jobs`.
+        """
+        return await self.job_runner().start() if self._uses_jobs else []
 
     async def stop_jobs(self) -> None:
         """At shutdown: stop running jobs and close the store.
@@ -227,6 +243,7 @@ class Server:
         annotations: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
         ui: Widget | ToolUI | None = None,
+        resumable: bool = False,
     ) -> Callable[[F], F]:
         """Register an async function as a job: a tool that answers at once with a job id.
 
@@ -234,9 +251,18 @@ class Server:
         job's result) or calls `ctx.complete(...)` with a result it saved itself, and fails
         the job by raising `JobFailure`. With `ui`, the widget that renders the job's start
         may also poll, cancel and fetch the result: the job tools are opened to it.
+
+        `resumable=True` says the function can go on from its last `ctx.checkpoint(state)`:
+        if the worker running it stops (killed, say), another worker on the same store
+        calls it again with the same arguments and `ctx.resume_state` set, instead of
+        failing the job `interrupted`.
         """
 
         def register(target: F) -> F:
+            tool_name = name or target.__name__
+            if resumable:
+                context_name = read_signature(target, JobContext).context_parameter
+                self._resumable_jobs[tool_name] = (target, context_name)
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
             if ui is not None:
@@ -245,8 +271,8 @@ class Server:
                 job_tool(
                     self,
                     target,
-                    name=name or target.__name__,
-                    description=description or docstring(target) or (name or target.__name__),
+                    name=tool_name,
+                    description=description or docstring(target) or tool_name,
                     title=title,
                     annotations=annotations,
                     meta=self._with_ui(meta, ui),

@@ -16,6 +16,7 @@ from typing import Any
 
 from herald.protocol.errors import HeraldError, ProgressError
 from herald.protocol.messages import Notification, RequestId
+from herald.runtime.context import PYTHON_LEVELS
 from herald.server.inputs import (
     ClientRequester,
     InputRequired,
@@ -26,18 +27,6 @@ from herald.server.inputs import (
 )
 from herald.server.logging_levels import LogLevel, passes
 from herald.server.outbox import Outbox
-
-#: MCP (syslog) severities in Python's logging levels; syslog has more steps than Python.
-PYTHON_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
 
 
 @dataclass(slots=True)

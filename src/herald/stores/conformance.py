@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
-from herald.jobs.store import JobStore
+from herald.jobs.store import JobChanged, JobStore
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import EventLog, JobEventReference, StoredEvent
 
@@ -143,8 +143,49 @@ async def check_job_store(make_store: JobStoreFactory) -> None:
         assert await store.job_ids() == ["j1", "j2"], "oldest first"
         assert await store.job_ids(owner="session-a") == ["j1"]
         assert await store.job_ids(owner="someone else") == []
+        await _check_writers(store)
     finally:
         await store.aclose()
+
+
+async def _check_writers(store: JobStore) -> None:
+    """Several processes on one store: writes are compare-and-set, and leases guard jobs."""
+    now = "2026-01-01T00:00:00.000Z"
+    job = JobRecord("w-job", "tool", now, now, sequence=1, worker="w1")
+    await store.create(job, JobEvent("w-job", 1, "created", now, {"tool": "tool"}))
+    found = await store.get("w-job")
+    assert found is not None
+    assert found.worker == "w1", "a job names its worker"
+    assert [orphan.job_id for orphan in await store.orphaned()] == ["w-job"], "a worker without a lease"
+    await store.renew_lease("w1", 60.0)
+    assert await store.orphaned() == [], "a live worker's job is nobody's to recover"
+    job.status, job.sequence = "running", 2
+    await store.record(job, JobEvent("w-job", 2, "started", now, {"status": "running"}))
+    stale = JobRecord.from_json(job.to_json())
+    stale.status, stale.sequence = "cancelled", 2  # decided on the job as it was at 1
+    try:
+        await store.record(stale, JobEvent("w-job", 2, "cancelled", now, {"status": "cancelled"}))
+    except JobChanged:
+        pass
+    else:
+        raise AssertionError("a write decided on an old sequence raises JobChanged")
+    after = await store.get("w-job")
+    assert after is not None
+    assert after.status == "running", "a refused write changes nothing"
+    assert [event.kind for event in await store.events_after("w-job")] == ["created", "started"]
+    await store.renew_lease("w1", -1.0)  # a lease that has run out
+    assert [orphan.job_id for orphan in await store.orphaned()] == ["w-job"], "a lapsed lease"
+    await store.renew_lease("w1", 60.0)
+    await store.release_lease("w1")
+    assert [orphan.job_id for orphan in await store.orphaned()] == ["w-job"], "a released lease"
+    await store.renew_lease("w2", 60.0)
+    job.status, job.sequence, job.worker = "failed", 3, "w1"
+    await store.record(job, JobEvent("w-job", 3, "failed", now, {"status": "failed"}))
+    assert await store.orphaned() == [], "an ended job is nobody's"
+    assert await store.load_checkpoint("w-job") is None, "no checkpoint until one is saved"
+    await store.save_checkpoint("w-job", b'{"row":10}')
+    await store.save_checkpoint("w-job", b'{"row":20}')
+    assert await store.load_checkpoint("w-job") == b'{"row":20}', "the latest checkpoint wins"
 
 
 async def _refused(write: Awaitable[None], what: str) -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Callable
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import STATUS_FIELDS, JobRecord
+from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 
@@ -71,10 +74,13 @@ class MemoryEventLog:
 class MemoryJobStore:
     """A `JobStore` in dicts; jobs are lost with the process."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._leases: dict[str, float] = {}
         self._jobs: dict[str, JobRecord] = {}
         self._events: dict[str, list[JobEvent]] = {}
         self._results: dict[tuple[str, str], tuple[str, bytes]] = {}
+        self._checkpoints: dict[str, bytes] = {}
 
     async def create(self, job: JobRecord, event: JobEvent) -> None:
         if job.job_id in self._jobs:
@@ -88,6 +94,8 @@ class MemoryJobStore:
         stored = self._jobs.get(job.job_id)
         if stored is None:
             raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+        if stored.sequence != event.sequence - 1:
+            raise JobChanged(job.job_id)
         for name in STATUS_FIELDS:
             setattr(stored, name, copy.deepcopy(getattr(job, name)))
         self._events[job.job_id].append(event)
@@ -102,8 +110,28 @@ class MemoryJobStore:
     async def unfinished(self) -> list[JobRecord]:
         return [copy.deepcopy(job) for job in self._jobs.values() if not job.terminal]
 
+    async def renew_lease(self, worker: str, seconds: float) -> None:
+        self._leases[worker] = self._clock() + seconds
+
+    async def release_lease(self, worker: str) -> None:
+        self._leases.pop(worker, None)
+
+    async def orphaned(self) -> list[JobRecord]:
+        now = self._clock()
+        return [
+            copy.deepcopy(job)
+            for job in self._jobs.values()
+            if not job.terminal and (job.worker is None or self._leases.get(job.worker, now) <= now)
+        ]
+
     async def job_ids(self, owner: str | None = None) -> list[str]:
         return [job_id for job_id, job in self._jobs.items() if owner is None or job.owner == owner]
+
+    async def save_checkpoint(self, job_id: str, state: bytes) -> None:
+        self._checkpoints[job_id] = state
+
+    async def load_checkpoint(self, job_id: str) -> bytes | None:
+        return self._checkpoints.get(job_id)
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
         self._results[(job_id, name)] = (mime_type, data)

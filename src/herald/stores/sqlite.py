@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -33,13 +34,31 @@ import orjson
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
+from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.thread import StoreThread
 
 #: The layout of the job tables this code reads and writes, kept in `PRAGMA user_version`.
-#: Version 1 (never written to the pragma, which read 0) kept each job as one JSON record.
-JOB_SCHEMA_VERSION: Final = 2
+#: Version 1 (never written to the pragma, which read 0) kept each job as one JSON record;
+#: version 2 had no workers (no `job_status.worker`, no `workers` table).
+JOB_SCHEMA_VERSION: Final = 3
+
+#: Each worker's lease: it holds its jobs until `expires_at` (seconds since the epoch: the
+#: processes sharing a file share the machine's clock).
+WORKERS_TABLE: Final = """CREATE TABLE IF NOT EXISTS workers (
+    worker TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+) WITHOUT ROWID"""
+
+#: The latest checkpoint of each resumable job (what a worker taking it over resumes from).
+CHECKPOINTS_TABLE: Final = """CREATE TABLE IF NOT EXISTS job_checkpoints (
+    job_id TEXT PRIMARY KEY,
+    state BLOB NOT NULL
+) WITHOUT ROWID"""
+
+#: A lease that lapsed this long ago is deleted on the next renewal of any worker.
+FORGET_LEASES_AFTER: Final = 3600.0
 
 JOB_SCHEMA: Final = (
     """CREATE TABLE jobs (
@@ -61,9 +80,12 @@ JOB_SCHEMA: Final = (
         result_uri TEXT,
         summary TEXT,
         error BLOB,
-        updated_at TEXT NOT NULL
+        updated_at TEXT NOT NULL,
+        worker TEXT
     ) WITHOUT ROWID""",
     "CREATE INDEX job_status_by_status ON job_status (status)",
+    WORKERS_TABLE,
+    CHECKPOINTS_TABLE,
     """CREATE TABLE IF NOT EXISTS job_events (
         job_id TEXT NOT NULL,
         sequence INTEGER NOT NULL,
@@ -101,7 +123,7 @@ _EVENT_LOG_COLUMNS: Final = frozenset({"session", "stream", "position", "data"})
 #: The columns of a job, in the order `_SELECT_JOB` reads them.
 _SELECT_JOB: Final = (
     "SELECT jobs.job_id, tool, created_at, owner, progress_token, arguments,"
-    " status, percentage, stage, eta_seconds, sequence, result_uri, summary, error, updated_at"
+    " status, percentage, stage, eta_seconds, sequence, result_uri, summary, error, updated_at, worker"
     " FROM jobs JOIN job_status ON job_status.job_id = jobs.job_id"
 )
 
@@ -232,7 +254,14 @@ class SqliteJobStore:
     fails on purpose.
     """
 
-    def __init__(self, path: str | Path, *, connect: ConnectionFactory = connect) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        connect: ConnectionFactory = connect,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._clock = clock
         self._thread = StoreThread("herald-sqlite-jobs", SQLITE_ERRORS)
 
         self._db = _open_on(self._thread, lambda: _prepared(connect(path), prepare_job_tables))
@@ -252,10 +281,13 @@ class SqliteJobStore:
         with transaction(self._db) as db:
             changed = db.execute(
                 "UPDATE job_status SET status = ?, percentage = ?, stage = ?, eta_seconds = ?,"
-                " sequence = ?, result_uri = ?, summary = ?, error = ?, updated_at = ? WHERE job_id = ?",
-                (*_status_row(job), job.job_id),
+                " sequence = ?, result_uri = ?, summary = ?, error = ?, updated_at = ?, worker = ?"
+                " WHERE job_id = ? AND sequence = ?",
+                (*_status_row(job), job.job_id, event.sequence - 1),
             ).rowcount
             if changed != 1:
+                if db.execute("SELECT 1 FROM job_status WHERE job_id = ?", (job.job_id,)).fetchone():
+                    raise JobChanged(job.job_id)  # another process wrote an event first
                 raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
             _append_event(db, event)
 
@@ -283,6 +315,32 @@ class SqliteJobStore:
         )
         return [_job_of(row) for row in rows]
 
+    async def renew_lease(self, worker: str, seconds: float) -> None:
+        now = self._clock()
+        await self._thread.call(self._renew, worker, now + seconds, now - FORGET_LEASES_AFTER)
+
+    def _renew(self, worker: str, expires_at: float, forget_before: float) -> None:
+        with transaction(self._db) as db:
+            db.execute(
+                "INSERT INTO workers (worker, expires_at) VALUES (?, ?)"
+                " ON CONFLICT (worker) DO UPDATE SET expires_at = excluded.expires_at",
+                (worker, expires_at),
+            )
+            db.execute("DELETE FROM workers WHERE expires_at < ?", (forget_before,))
+
+    async def release_lease(self, worker: str) -> None:
+        await self._thread.call(_write, self._db, "DELETE FROM workers WHERE worker = ?", (worker,))
+
+    async def orphaned(self) -> list[JobRecord]:
+        rows = await self._thread.call(
+            _fetch_all,
+            self._db,
+            f"{_SELECT_JOB} WHERE status IN ('pending', 'running') AND (worker IS NULL OR worker NOT IN"
+            " (SELECT worker FROM workers WHERE expires_at > ?)) ORDER BY jobs.rowid",
+            (self._clock(),),
+        )
+        return [_job_of(row) for row in rows]
+
     async def job_ids(self, owner: str | None = None) -> list[str]:
         parameters: tuple[str, ...]
         if owner is None:
@@ -291,6 +349,20 @@ class SqliteJobStore:
             query, parameters = "SELECT job_id FROM jobs WHERE owner = ? ORDER BY rowid", (owner,)
         rows = await self._thread.call(_fetch_all, self._db, query, parameters)
         return [str(row[0]) for row in rows]
+
+    async def save_checkpoint(self, job_id: str, state: bytes) -> None:
+        await self._thread.call(
+            _write,
+            self._db,
+            "INSERT OR REPLACE INTO job_checkpoints (job_id, state) VALUES (?, ?)",
+            (job_id, state),
+        )
+
+    async def load_checkpoint(self, job_id: str) -> bytes | None:
+        rows = await self._thread.call(
+            _fetch_all, self._db, "SELECT state FROM job_checkpoints WHERE job_id = ?", (job_id,)
+        )
+        return bytes(rows[0][0]) if rows else None
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
         await self._thread.call(
@@ -379,7 +451,7 @@ def _insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
     )
     db.execute(
         "INSERT INTO job_status (job_id, status, percentage, stage, eta_seconds, sequence,"
-        " result_uri, summary, error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " result_uri, summary, error, updated_at, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.job_id, *_status_row(job)),
     )
 
@@ -396,6 +468,7 @@ def _status_row(job: JobRecord) -> tuple[Any, ...]:
         job.summary,
         error,
         job.updated_at,
+        job.worker,
     )
 
 
@@ -408,7 +481,7 @@ def _append_event(db: sqlite3.Connection, event: JobEvent) -> None:
 
 def _job_of(row: tuple[Any, ...]) -> JobRecord:
     job_id, tool, created_at, owner, token, arguments, status, percentage, stage, eta = row[:10]
-    sequence, result_uri, summary, error, updated_at = row[10:]
+    sequence, result_uri, summary, error, updated_at, worker = row[10:]
     return JobRecord(
         job_id=job_id,
         tool=tool,
@@ -425,6 +498,7 @@ def _job_of(row: tuple[Any, ...]) -> JobRecord:
         error=orjson.loads(error) if error is not None else None,
         sequence=sequence,
         arguments=orjson.loads(arguments),
+        worker=worker,
     )
 
 
@@ -443,6 +517,12 @@ def prepare_job_tables(db: sqlite3.Connection) -> None:
                 f"the store's job tables have layout {version}, written by a newer herald; "
                 f"this one reads layout {JOB_SCHEMA_VERSION}. Upgrade herald or use another store."
             )
+        if version == 2:  # layout 2 to 3: jobs get a worker; the unfinished ones have none
+            db.execute("ALTER TABLE job_status ADD COLUMN worker TEXT")
+            db.execute(WORKERS_TABLE)
+            db.execute(CHECKPOINTS_TABLE)
+            db.execute(f"PRAGMA user_version = {JOB_SCHEMA_VERSION}")
+            return
         columns = {str(row[1]) for row in db.execute("PRAGMA table_info(jobs)")}
         if columns and columns != {"job_id", "status", "record"}:
             raise StoreError(f"the store has a 'jobs' table herald did not write (columns {sorted(columns)})")

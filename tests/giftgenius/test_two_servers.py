@@ -1,0 +1,104 @@
+"""Two `giftgenius serve` processes on one SQLite file: side by side, and one killed mid-job.
+
+Each is a worker with a one-second lease. The bulk analysis is resumable: the server still
+running takes over the killed one's job and finishes it from its last checkpoint, with one
+sequence of events and the result an uninterrupted run has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from giftgenius.bulk import analyze
+from giftgenius.catalog import load_catalog
+from tests.giftgenius.test_bulk_job import employees
+from tests.servers import giftgenius_http
+
+PEOPLE = 20_000
+HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def rpc(url: str, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+    headers = {**HEADERS, "mcp-method": method, **({"mcp-name": name} if name else {})}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}
+    answer: dict[str, Any] = httpx.post(url, json=body, headers=headers, timeout=30).json()
+    assert "result" in answer, answer
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+def tool(url: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    structured: dict[str, Any] = rpc(url, "tools/call", {"name": name, "arguments": arguments}, name)[
+        "structuredContent"
+    ]
+    return structured
+
+
+def status(url: str, job_id: str) -> dict[str, Any]:
+    return tool(url, "get_job_status", {"jobId": job_id})
+
+
+def test_the_survivor_finishes_the_killed_servers_bulk_job(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'jobs.db'}"
+    text = employees(PEOPLE)
+    with giftgenius_http(store, "--job-lease", "1") as survivor:
+        with giftgenius_http(store, "--job-lease", "1", kill=True) as doomed:
+            job_id = tool(doomed.url, "start_bulk_gift_analysis", {"csv": text})["jobId"]
+            deadline = time.monotonic() + 120
+            # Into the matching stage, past a saved checkpoint (every 2,000 people).
+            while (seen := status(doomed.url, job_id))["percentage"] < 45:
+                assert seen["status"] in ("pending", "running"), seen
+                assert time.monotonic() < deadline, "the job made no progress"
+                time.sleep(0.05)
+            before = status(doomed.url, job_id)["events"]
+        # Killed (SIGKILL, on leaving the block): its lease lapses and the survivor claims the job.
+        deadline = time.monotonic() + 180
+        while (after := status(survivor.url, job_id))["status"] in ("pending", "running"):
+            assert time.monotonic() < deadline, "the job was not finished by the survivor"
+            time.sleep(0.2)
+        events = rpc(
+            survivor.url,
+            "tools/call",
+            {"name": "get_job_status", "arguments": {"jobId": job_id}},
+            "get_job_status",
+        )
+        read = rpc(
+            survivor.url, "resources/read", {"uri": after["resultResourceId"]}, after["resultResourceId"]
+        )
+    assert after["status"] == "completed", after.get("error")
+    everything = after["events"]
+    assert everything[: len(before)] == before, "what was seen before the kill stays as it was"
+    kinds = [event["type"] for event in everything]
+    assert kinds.count("job.started") == 1
+    assert kinds.count("job.completed") == 1
+    assert "job.failed" not in kinds
+    sequences = [int(event["eventId"].rpartition(":")[2]) for event in everything]
+    assert sequences == list(range(1, len(everything) + 1)), "one sequence, no gaps, no repeats"
+    percentages = [event["percentage"] for event in everything if event["type"] == "job.progress"]
+    assert percentages == sorted(percentages), "progress never goes back"
+    assert "resumed after its worker stopped" in [event.get("stage") for event in everything]
+    assert events["structuredContent"]["status"] == "completed"
+    document = orjson.loads(read["contents"][0]["text"])
+    expected = asyncio.run(_uninterrupted(text))
+    assert document == expected, "the result is the one an uninterrupted run has"
+
+
+async def _uninterrupted(text: str) -> Any:
+    async def ignore(percentage: float, stage: str) -> None:
+        return None
+
+    result = await analyze(text, progress=ignore, catalog=load_catalog())
+    return orjson.loads(orjson.dumps(result.to_json()))
