@@ -6,7 +6,7 @@ UV_VERSION := 0.13.8
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON := $(abspath $(VENV))/bin/python
 
-.PHONY: run test install install-dev lint typecheck unit conformance bench widget widget-check browser-deps screenshots bench-widget
+.PHONY: run test install install-dev lint typecheck unit conformance bench widget widget-check browser-deps service-deps screenshots bench-widget
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -49,11 +49,15 @@ widget-check: $(WIDGET_DEPS)
 
 # The browser tests: Debian's chromium and the test host, bundled from the official AppBridge and client.
 browser-deps: $(HOST_DEPS)
-	scripts/ensure-chromium
+	scripts/ensure-tool chromium chromium "the browser tests"
 	tests/widget/host/node_modules/.bin/tsc -p tests/widget/host
 	node tests/widget/host/build.mjs
 
-unit: install-dev browser-deps
+# A private redis-server for the Redis store tests (each starts its own on a free port).
+service-deps:
+	scripts/ensure-tool redis-server redis-server "the Redis tests"
+
+unit: install-dev browser-deps service-deps
 	$(VENV)/bin/pytest --cov --cov-fail-under=90
 
 screenshots: install-dev browser-deps

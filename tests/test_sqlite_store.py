@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from herald.jobs.events import JobEvent
-from herald.jobs.record import JobRecord
+from herald.jobs.record import JobRecord, epoch_seconds
 from herald.stores import StoreError
 from herald.stores.sqlite import JOB_SCHEMA_VERSION, SqliteJobStore
 
@@ -171,3 +171,57 @@ async def test_an_event_writes_the_same_whatever_the_arguments_weigh(tmp_path: P
     # A page or two of slack for B-tree bookkeeping; rewriting the arguments would add 1 MB.
     assert large <= small + 8192, (small, large)
     assert large < 1_000_000 / 20, f"{large:.0f} bytes per event for a 1 MB argument"
+
+
+async def test_under_steady_load_pruning_keeps_the_file_from_growing(tmp_path: Path) -> None:
+    """Jobs keep coming and ending; what retention forgets frees pages the next jobs reuse."""
+    path = tmp_path / "steady.db"
+    store = SqliteJobStore(path)
+    arguments = {"csv": "x" * 100_000}
+    sizes: list[int] = []
+    try:
+        for batch in range(6):
+            for n in range(40):
+                job = JobRecord(f"j{batch}-{n}", "bulk", NOW, NOW, sequence=1, arguments=arguments)
+                await store.create(job, JobEvent(job.job_id, 1, "created", NOW, {"tool": "bulk"}))
+                job.status, job.sequence = "completed", 2
+                await store.record(job, JobEvent(job.job_id, 2, "completed", NOW, {"status": "completed"}))
+                await store.put_result(job.job_id, "result.json", "application/json", b"r" * 50_000)
+            assert len(await store.prune(epoch_seconds(NOW) + 1, retention=0.0)) == 40
+            wal = path.with_name(path.name + "-wal")
+            sizes.append(path.stat().st_size + (wal.stat().st_size if wal.exists() else 0))
+    finally:
+        await store.aclose()
+    # 240 jobs of 150 KB each would need 36 MB; the file stays at about one batch's worth.
+    assert sizes[-1] <= sizes[0] * 1.25, sizes
+    assert sizes[-1] < 12 * 1024 * 1024, sizes
+
+
+async def test_a_file_with_workers_but_no_retention_is_upgraded(tmp_path: Path) -> None:
+    """Layout 3 (workers, checkpoints) to 4 (retention): its jobs keep their worker."""
+    path = tmp_path / "layout3.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(LAYOUT_2.replace("PRAGMA user_version = 2;", ""))
+        db.executescript(
+            """
+            ALTER TABLE job_status ADD COLUMN worker TEXT;
+            UPDATE job_status SET worker = 'w1';
+            CREATE TABLE workers (worker TEXT PRIMARY KEY, expires_at REAL NOT NULL) WITHOUT ROWID;
+            CREATE TABLE job_checkpoints (job_id TEXT PRIMARY KEY, state BLOB NOT NULL) WITHOUT ROWID;
+            INSERT INTO job_checkpoints VALUES ('j1', CAST('{"done":5}' AS BLOB));
+            PRAGMA user_version = 3;
+            """
+        )
+    db.close()
+    store = SqliteJobStore(path)
+    try:
+        job = await store.get("j1")
+        assert job is not None
+        assert (job.worker, job.retain_seconds) == ("w1", None)
+        assert await store.load_checkpoint("j1") == b'{"done":5}'
+        assert not await store.expired("j1")
+    finally:
+        await store.aclose()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (JOB_SCHEMA_VERSION,)
+    db.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,6 +25,8 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 #: herald's default worker lease (`herald.runtime.runner.DEFAULT_LEASE_SECONDS`), repeated
 #: so that `--help` does not import herald; a test keeps the two equal.
 DEFAULT_LEASE_SECONDS = 15.0
+#: How long ended jobs are kept by default (`herald.runtime.runner.DEFAULT_RETENTION_SECONDS`).
+DEFAULT_RETENTION = "7d"
 
 #: The private server `call` and `bulk` start when no URL is given. It keeps its jobs in
 #: memory: it lives only as long as the command, and opening the shared store would make it
@@ -43,7 +46,8 @@ def serve(
     store: Annotated[
         str | None,
         typer.Option(
-            help="Where events are kept: sqlite:///PATH or memory. Default: a file in your data dir."
+            help="Where jobs and events are kept: sqlite:///PATH, redis://HOST:PORT/DB or memory. "
+            "Default: a file in your data dir."
         ),
     ] = None,
     max_message_bytes: Annotated[
@@ -79,9 +83,17 @@ def serve(
             "the same store fails a killed server's jobs once its lease has lapsed.",
         ),
     ] = DEFAULT_LEASE_SECONDS,
+    retention: Annotated[
+        str,
+        typer.Option(
+            help="Forget ended jobs, with their events and results, this long after they ended "
+            "(e.g. 7d, 12h, 30m, 90s). An MCP task keeps its own ttl.",
+        ),
+    ] = DEFAULT_RETENTION,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
+    retention_seconds = parse_duration(retention, "--retention")
     from giftgenius.app import build_server
     from herald.stores.location import open_stores
 
@@ -90,6 +102,7 @@ def serve(
     server.use_job_store(jobs)
     server.max_running_jobs = max_running_jobs
     server.job_lease_seconds = job_lease
+    server.job_retention_seconds = retention_seconds
     if stdio:
         from herald.transports.stdio import run_stdio
 
@@ -295,6 +308,62 @@ async def _bulk(
         files[target.with_suffix(".csv")] = exported["contents"][0]["text"]
         console.print(final.payload.get("summary", "Done."))
         return "completed"
+
+
+store_app = typer.Typer(no_args_is_help=True, help="Look after the store where jobs and events are kept.")
+app.add_typer(store_app, name="store")
+
+
+@store_app.command("prune")
+def store_prune(
+    store: Annotated[
+        str | None,
+        typer.Option(help="The store: sqlite:///PATH. Default: the file `serve` uses by default."),
+    ] = None,
+    retention: Annotated[
+        str, typer.Option(help="Forget jobs that ended longer ago than this (e.g. 7d, 12h, 30m).")
+    ] = DEFAULT_RETENTION,
+) -> None:
+    """Forget jobs that ended longer ago than the retention, with their events and results.
+
+    A running server does this by itself every hour; this is for a store no server is
+    running on, or to free room at once.
+    """
+    seconds = parse_duration(retention, "--retention")
+    from herald.stores.location import open_stores
+
+    log, jobs, where = open_stores(store, app_name="giftgenius")
+
+    async def prune() -> list[str]:
+        try:
+            return await jobs.prune(time.time(), seconds)
+        finally:
+            await jobs.aclose()
+            await log.aclose()
+
+    gone = asyncio.run(prune())
+    print(f"forgot {len(gone)} job(s) that ended more than {retention} ago ({where})")
+
+
+#: Units a duration on the command line may end with, in seconds.
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str, option: str) -> float:
+    """`7d`, `12h`, `30m`, `90s` or plain seconds, as seconds; a clear error for anything else."""
+    value = text.strip().lower()
+    unit = DURATION_UNITS.get(value[-1:]) if value else None
+    number = value[:-1] if unit is not None else value
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise typer.BadParameter(
+            f"{text!r} is not a duration: write a number with d, h, m or s after it, e.g. 7d or 90s",
+            param_hint=option,
+        )
+    return seconds
 
 
 def refusal(error: ServerError, *, spawned: bool) -> str:

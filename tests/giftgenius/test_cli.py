@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -143,3 +144,69 @@ def test_the_cli_states_herald_s_default_lease() -> None:
     from herald.runtime import runner
 
     assert cli.DEFAULT_LEASE_SECONDS == runner.DEFAULT_LEASE_SECONDS
+
+
+def test_store_prune_forgets_old_jobs_and_the_server_says_they_expired(tmp_path: Path) -> None:
+    import asyncio
+
+    from herald.jobs.events import JobEvent
+    from herald.jobs.record import JobRecord
+    from herald.stores.sqlite import SqliteJobStore
+    from tests.servers import giftgenius_http
+
+    path = tmp_path / "store.db"
+
+    async def seed() -> None:
+        store = SqliteJobStore(path)
+        try:
+            for job_id, ended in (
+                ("old", "2020-01-01T00:00:00.000Z"),
+                ("recent", "2099-01-01T00:00:00.000Z"),
+            ):
+                job = JobRecord(job_id, "start_bulk_gift_analysis", ended, ended, sequence=1)
+                await store.create(job, JobEvent(job_id, 1, "created", ended, {"tool": job.tool}))
+                job.status, job.sequence = "completed", 2
+                await store.record(job, JobEvent(job_id, 2, "completed", ended, {"status": "completed"}))
+        finally:
+            await store.aclose()
+
+    asyncio.run(seed())
+    prune = [sys.executable, "-m", "giftgenius", "store", "prune", "--store", f"sqlite:///{path}"]
+    first = subprocess.run(
+        [*prune, "--retention", "30d"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert first.returncode == 0, first.stderr
+    assert "forgot 1 job(s) that ended more than 30d ago" in first.stdout
+    again = subprocess.run(prune, capture_output=True, text=True, timeout=60, check=False)
+    assert "forgot 0 job(s)" in again.stdout
+    typo = subprocess.run(
+        [*prune, "--retention", "a week"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert typo.returncode == 2
+    assert "is not a duration" in typo.stderr
+    assert "Traceback" not in typo.stderr
+    with giftgenius_http(f"sqlite:///{path}") as served:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+
+        def status_of(job_id: str) -> dict[str, Any]:
+            return {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "get_job_status", "arguments": {"jobId": job_id}, "_meta": meta},
+            }
+
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "get_job_status",
+        }
+        answer = httpx.post(served.url, json=status_of("old"), headers=headers, timeout=10).json()
+        recent = httpx.post(served.url, json=status_of("recent"), headers=headers, timeout=10).json()
+    message = answer["error"]["message"] if "error" in answer else answer["result"]["content"][0]["text"]
+    assert "expired" in message, answer
+    assert recent["result"]["structuredContent"]["status"] == "completed"

@@ -1,4 +1,4 @@
-"""Two `giftgenius serve` processes on one SQLite file: side by side, and one killed mid-job.
+"""Two `giftgenius serve` processes on one store (a SQLite file, or a private Redis): one killed mid-job.
 
 Each is a worker with a one-second lease. The bulk analysis is resumable: the server still
 running takes over the killed one's job and finishes it from its last checkpoint, with one
@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from giftgenius.bulk import analyze
 from giftgenius.catalog import load_catalog
 from tests.giftgenius.test_bulk_job import employees
+from tests.redis_server import redis_server
 from tests.servers import giftgenius_http
 
 PEOPLE = 20_000
@@ -51,8 +54,16 @@ def status(url: str, job_id: str) -> dict[str, Any]:
     return tool(url, "get_job_status", {"jobId": job_id})
 
 
-def test_the_survivor_finishes_the_killed_servers_bulk_job(tmp_path: Path) -> None:
-    store = f"sqlite:///{tmp_path / 'jobs.db'}"
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'jobs.db'}"
+        return
+    with redis_server() as url:
+        yield url
+
+
+def test_the_survivor_finishes_the_killed_servers_bulk_job(store: str) -> None:
     text = employees(PEOPLE)
     with giftgenius_http(store, "--job-lease", "1") as survivor:
         with giftgenius_http(store, "--job-lease", "1", kill=True) as doomed:

@@ -10,6 +10,7 @@ whatever the job was given.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, Final
 
 from herald.jobs.machine import JobState, JobStatus
@@ -37,6 +38,8 @@ class JobRecord:
     #: The worker (a process that runs jobs) holding the job: it queued or runs it. While
     #: that worker's lease is live nobody else touches the job; once it lapses, recovery does.
     worker: str | None = None
+    #: How long the job is kept once it has ended (an MCP task's ttl); None: the store's default.
+    retain_seconds: float | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -53,6 +56,11 @@ class JobRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobRecord:
         return cls(**data)
+
+
+def epoch_seconds(timestamp: str) -> float:
+    """A job's RFC 3339 timestamp (`updated_at`: for an ended job, when it ended) as epoch seconds."""
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
 
 
 #: The fields events change; every other field is written once, when the job is created.

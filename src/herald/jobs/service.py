@@ -40,6 +40,10 @@ class UnknownJob(LookupError):
     """No job has this id."""
 
 
+class ExpiredJob(UnknownJob):
+    """The job ended longer ago than it was to be kept, and has been forgotten."""
+
+
 class JobService:
     def __init__(
         self,
@@ -67,6 +71,7 @@ class JobService:
         *,
         owner: str | None = None,
         progress_token: str | int | None = None,
+        retain_seconds: float | None = None,
     ) -> JobRecord:
         now = self.clock()
         job = JobRecord(
@@ -79,6 +84,7 @@ class JobService:
             arguments=arguments,
             sequence=1,
             worker=self.worker_id,
+            retain_seconds=retain_seconds,
         )
         event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})
         await self.store.create(job, event)
@@ -128,7 +134,7 @@ class JobService:
     async def get(self, job_id: str) -> JobRecord:
         job = await self.store.get(job_id)
         if job is None:
-            raise UnknownJob(job_id)
+            raise ExpiredJob(job_id) if await self.store.expired(job_id) else UnknownJob(job_id)
         return job
 
     async def claim(self, job: JobRecord) -> JobRecord | None:

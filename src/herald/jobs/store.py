@@ -75,6 +75,17 @@ class JobStore(Protocol):
     async def load_checkpoint(self, job_id: str) -> bytes | None:
         """The job's latest checkpoint, or None if it saved none."""
 
+    async def prune(self, now: float, retention: float) -> list[str]:
+        """Forget jobs that ended more than their retention ago; returns their ids.
+
+        A job's retention is its own `retain_seconds`, else `retention`; `now` is seconds
+        since the epoch. Its events, results and checkpoint go with it, and the store
+        remembers only that it expired (`expired`).
+        """
+
+    async def expired(self, job_id: str) -> bool:
+        """Whether `job_id` named a job that `prune` forgot."""
+
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None: ...
 
     async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None: ...

@@ -14,6 +14,7 @@ import functools
 import itertools
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,11 @@ SHUTTING_DOWN = "Interrupted: server shutting down."
 STORE_FAILED = "The job was stopped: the server could not save its progress."
 STORE_FAILED_HINT = "The server's storage refused a write (a full disk, perhaps); start the job again."
 
+
+#: How long an ended job is kept (unless it says otherwise, as an MCP task does): a week.
+DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600.0
+#: How often a worker forgets the ended jobs past their retention.
+PRUNE_EVERY_SECONDS = 3600.0
 
 #: How long a worker's lease lasts unless renewed; it is renewed three times per period.
 #: A worker killed without a word holds its jobs this long at most (plus one sweep period).
@@ -107,11 +113,15 @@ class JobRunner:
         max_retry_delay: float = 2.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        retention_seconds: float = DEFAULT_RETENTION_SECONDS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.service = service
         if lease_seconds <= 0:
             raise ValueError(f"a worker's lease must last some time, not {lease_seconds} s")
         self.lease_seconds = lease_seconds
+        self.retention_seconds = retention_seconds
+        self._clock = clock
         #: Renews this worker's lease and sweeps for jobs of stopped workers; owned here.
         self._heartbeat: asyncio.Task[None] | None = None
         #: The resumable job function of a tool, with its context parameter, or None: set by
@@ -340,6 +350,9 @@ class JobRunner:
         server on the same store) are left alone.
         """
         store = self.service.store
+        check = getattr(store, "durability_warning", None)  # stores that can tell (Redis)
+        if check is not None and (warning := await check()):
+            logger.warning("%s", warning)
         await store.renew_lease(self.service.worker_id, self.lease_seconds)
         recovered = await self.recover()
         if self._heartbeat is None:
@@ -378,14 +391,25 @@ class JobRunner:
         write (the job is already ended), so nothing runs twice.
         """
         worker = self.service.worker_id
+        pruned_at = -PRUNE_EVERY_SECONDS
         for beat in itertools.count(1):
             await asyncio.sleep(self.lease_seconds / 3)
             try:
                 await self.service.store.renew_lease(worker, self.lease_seconds)
                 if beat % 3 == 0 and (recovered := await self.recover()):
                     logger.info("recovered %d job(s) of stopped workers: %s", len(recovered), recovered)
+                if time.monotonic() - pruned_at >= PRUNE_EVERY_SECONDS:
+                    pruned_at = time.monotonic()
+                    await self.prune()
             except StoreError as refused:
                 logger.warning("worker %s: could not renew its lease (%s)", worker, refused)
+
+    async def prune(self) -> list[str]:
+        """Forget the jobs that ended longer ago than their retention (see `JobStore.prune`)."""
+        gone = await self.service.store.prune(self._clock(), self.retention_seconds)
+        if gone:
+            logger.info("forgot %d job(s) past their retention", len(gone))
+        return gone
 
     async def aclose(self) -> None:
         """Stop every running job, fail every waiting one, and wait until each has ended.

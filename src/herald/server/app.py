@@ -22,7 +22,7 @@ from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
 from herald.runtime.context import JobContext
-from herald.runtime.runner import DEFAULT_LEASE_SECONDS, JobRunner
+from herald.runtime.runner import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION_SECONDS, JobRunner
 from herald.server.jobs import (
     JOB_EVENTS_EXTENSION,
     JOB_EVENTS_SETTINGS,
@@ -58,6 +58,7 @@ class Server:
         state_key: bytes | None = None,
         max_running_jobs: int | None = None,
         job_lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        job_retention_seconds: float = DEFAULT_RETENTION_SECONDS,
     ) -> None:
         self.name = name
         self.version = version
@@ -73,6 +74,8 @@ class Server:
         self.max_running_jobs = max_running_jobs
         #: How long this process holds its jobs without renewing its lease (see `JobRunner`).
         self.job_lease_seconds = job_lease_seconds
+        #: How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl).
+        self.job_retention_seconds = job_retention_seconds
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
         self._capabilities: dict[str, Any] | None = None
@@ -182,6 +185,7 @@ class Server:
                 self.job_service(),
                 max_running=self.max_running_jobs,
                 lease_seconds=self.job_lease_seconds,
+                retention_seconds=self.job_retention_seconds,
             )
             self._job_runner.resumable = self._resumable_jobs.get
         return self._job_runner

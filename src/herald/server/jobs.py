@@ -27,7 +27,7 @@ from herald.content import ToolResult, text
 from herald.jobs.events import ERROR_SCHEMA, all_schemas
 from herald.jobs.machine import IllegalTransition, JobStatus
 from herald.jobs.record import JobRecord
-from herald.jobs.service import JobService, UnknownJob
+from herald.jobs.service import ExpiredJob, JobService, UnknownJob
 from herald.protocol.cursor import decode_cursor, encode_cursor
 from herald.protocol.errors import InvalidParams
 from herald.runtime.context import RESULT_TEMPLATE, JobContext
@@ -162,6 +162,11 @@ async def known_job(service: JobService, job_id: str) -> JobRecord:
     """The job a tool was asked about; an unknown id is the caller's mistake (-32602)."""
     try:
         return await service.get(job_id)
+    except ExpiredJob:
+        raise InvalidParams(
+            f"Unknown job: {job_id!r} expired. Finished jobs are kept for a while, then forgotten "
+            "with their events and results; start the job again to get a new one."
+        ) from None
     except UnknownJob:
         raise InvalidParams(f"Unknown job: {job_id!r}") from None
 

@@ -109,7 +109,7 @@ class TaskManager:
         if not self.server.job_runner().accepting:
             raise ShuttingDown()
         service = self.server.job_service()
-        job = await service.create(spec.name, arguments, owner=scope.owner)
+        job = await service.create(spec.name, arguments, owner=scope.owner, retain_seconds=TASK_TTL_MS / 1000)
         inputs = self.inputs[job.job_id] = TaskInputs()
         context.input_round = None
         context.requester = None

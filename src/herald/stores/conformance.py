@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from herald.jobs.events import JobEvent
-from herald.jobs.record import JobRecord
+from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged, JobStore
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import EventLog, JobEventReference, StoredEvent
@@ -144,6 +144,7 @@ async def check_job_store(make_store: JobStoreFactory) -> None:
         assert await store.job_ids(owner="session-a") == ["j1"]
         assert await store.job_ids(owner="someone else") == []
         await _check_writers(store)
+        await _check_retention(store)
     finally:
         await store.aclose()
 
@@ -194,3 +195,42 @@ async def _refused(write: Awaitable[None], what: str) -> None:
     except StoreError:
         return
     raise AssertionError(f"{what} raises StoreError")
+
+
+async def _check_retention(store: JobStore) -> None:
+    """Ended jobs are forgotten past their retention, with all they left, and known as expired."""
+    ended_at, later = "2026-02-01T00:00:00.000Z", "2026-02-01T00:01:40.000Z"  # 100 s apart
+    start = epoch_seconds(ended_at)
+
+    async def job(job_id: str, status: str, updated_at: str, retain: float | None = None) -> None:
+        record = JobRecord(job_id, "tool", ended_at, ended_at, sequence=1, retain_seconds=retain)
+        await store.create(record, JobEvent(job_id, 1, "created", ended_at, {"tool": "tool"}))
+        record.status, record.sequence = "running", 2
+        await store.record(record, JobEvent(job_id, 2, "started", ended_at, {"status": "running"}))
+        if status != "running":
+            record.status, record.sequence, record.updated_at = status, 3, updated_at
+            await store.record(record, JobEvent(job_id, 3, status, updated_at, {"status": status}))
+
+    await job("r-old", "completed", ended_at)
+    await job("r-new", "failed", later)
+    await job("r-run", "running", ended_at)
+    await job("r-task", "cancelled", ended_at, retain=10.0)
+    await job("r-keep", "completed", ended_at, retain=1000.0)
+    await store.put_result("r-old", "result.json", "application/json", b"{}")
+    await store.save_checkpoint("r-old", b"{}")
+    gone = await store.prune(start + 50, retention=30.0)
+    # (The jobs of the checks before, which ended in January, go too.)
+    assert sorted(job_id for job_id in gone if job_id.startswith("r-")) == ["r-old", "r-task"], (
+        "ended longer ago than their retention"
+    )
+    for job_id in ("r-old", "r-task"):
+        assert await store.get(job_id) is None
+        assert await store.expired(job_id), "a forgotten job is known to have expired"
+        assert await store.events_after(job_id) == []
+    assert await store.get_result("r-old", "result.json") is None
+    assert await store.load_checkpoint("r-old") is None
+    for job_id in ("r-new", "r-run", "r-keep"):
+        assert await store.get(job_id) is not None, f"{job_id} is kept"
+        assert not await store.expired(job_id)
+    assert not await store.expired("never-was")
+    assert await store.prune(start + 50, retention=30.0) == [], "pruning again forgets nothing more"

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from herald.jobs.events import JobEvent
-from herald.jobs.record import STATUS_FIELDS, JobRecord
+from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
@@ -81,6 +81,7 @@ class MemoryJobStore:
         self._events: dict[str, list[JobEvent]] = {}
         self._results: dict[tuple[str, str], tuple[str, bytes]] = {}
         self._checkpoints: dict[str, bytes] = {}
+        self._expired: set[str] = set()
 
     async def create(self, job: JobRecord, event: JobEvent) -> None:
         if job.job_id in self._jobs:
@@ -132,6 +133,24 @@ class MemoryJobStore:
 
     async def load_checkpoint(self, job_id: str) -> bytes | None:
         return self._checkpoints.get(job_id)
+
+    async def prune(self, now: float, retention: float) -> list[str]:
+        gone = [
+            job.job_id
+            for job in self._jobs.values()
+            if job.terminal and epoch_seconds(job.updated_at) + (job.retain_seconds or retention) < now
+        ]
+        for job_id in gone:
+            del self._jobs[job_id]
+            self._events.pop(job_id, None)
+            self._checkpoints.pop(job_id, None)
+            for key in [key for key in self._results if key[0] == job_id]:
+                del self._results[key]
+            self._expired.add(job_id)
+        return gone
+
+    async def expired(self, job_id: str) -> bool:
+        return job_id in self._expired
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
         self._results[(job_id, name)] = (mime_type, data)

@@ -33,7 +33,7 @@ from typing import Any, Final
 import orjson
 
 from herald.jobs.events import JobEvent
-from herald.jobs.record import JobRecord
+from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
@@ -41,8 +41,9 @@ from herald.stores.thread import StoreThread
 
 #: The layout of the job tables this code reads and writes, kept in `PRAGMA user_version`.
 #: Version 1 (never written to the pragma, which read 0) kept each job as one JSON record;
-#: version 2 had no workers (no `job_status.worker`, no `workers` table).
-JOB_SCHEMA_VERSION: Final = 3
+#: version 2 had no workers (no `job_status.worker`, no `workers` or `job_checkpoints`);
+#: version 3 had no retention (no `jobs.retain_seconds`, no `expired_jobs`).
+JOB_SCHEMA_VERSION: Final = 4
 
 #: Each worker's lease: it holds its jobs until `expires_at` (seconds since the epoch: the
 #: processes sharing a file share the machine's clock).
@@ -57,6 +58,19 @@ CHECKPOINTS_TABLE: Final = """CREATE TABLE IF NOT EXISTS job_checkpoints (
     state BLOB NOT NULL
 ) WITHOUT ROWID"""
 
+#: The ids of jobs retention forgot, so that asking for one says it expired.
+EXPIRED_TABLE: Final = """CREATE TABLE IF NOT EXISTS expired_jobs (
+    job_id TEXT PRIMARY KEY
+) WITHOUT ROWID"""
+
+#: Layout N to N + 1, for the layouts that only add to the one before.
+UPGRADES: Final = {
+    # Jobs get a worker (the unfinished ones have none: they are orphans) and checkpoints.
+    2: ("ALTER TABLE job_status ADD COLUMN worker TEXT", WORKERS_TABLE, CHECKPOINTS_TABLE),
+    # Jobs get a retention, and forgotten ones leave their id.
+    3: ("ALTER TABLE jobs ADD COLUMN retain_seconds REAL", EXPIRED_TABLE),
+}
+
 #: A lease that lapsed this long ago is deleted on the next renewal of any worker.
 FORGET_LEASES_AFTER: Final = 3600.0
 
@@ -67,7 +81,8 @@ JOB_SCHEMA: Final = (
         created_at TEXT NOT NULL,
         owner TEXT,
         progress_token BLOB,
-        arguments BLOB NOT NULL
+        arguments BLOB NOT NULL,
+        retain_seconds REAL
     )""",
     "CREATE INDEX jobs_by_owner ON jobs (owner)",
     """CREATE TABLE job_status (
@@ -86,6 +101,7 @@ JOB_SCHEMA: Final = (
     "CREATE INDEX job_status_by_status ON job_status (status)",
     WORKERS_TABLE,
     CHECKPOINTS_TABLE,
+    EXPIRED_TABLE,
     """CREATE TABLE IF NOT EXISTS job_events (
         job_id TEXT NOT NULL,
         sequence INTEGER NOT NULL,
@@ -122,7 +138,7 @@ _EVENT_LOG_COLUMNS: Final = frozenset({"session", "stream", "position", "data"})
 
 #: The columns of a job, in the order `_SELECT_JOB` reads them.
 _SELECT_JOB: Final = (
-    "SELECT jobs.job_id, tool, created_at, owner, progress_token, arguments,"
+    "SELECT jobs.job_id, tool, created_at, owner, progress_token, arguments, retain_seconds,"
     " status, percentage, stage, eta_seconds, sequence, result_uri, summary, error, updated_at, worker"
     " FROM jobs JOIN job_status ON job_status.job_id = jobs.job_id"
 )
@@ -350,6 +366,31 @@ class SqliteJobStore:
         rows = await self._thread.call(_fetch_all, self._db, query, parameters)
         return [str(row[0]) for row in rows]
 
+    async def prune(self, now: float, retention: float) -> list[str]:
+        return await self._thread.call(self._prune, now, retention)
+
+    def _prune(self, now: float, retention: float) -> list[str]:
+        with transaction(self._db) as db:
+            ended = db.execute(
+                "SELECT job_status.job_id, updated_at, retain_seconds FROM job_status JOIN jobs"
+                " ON jobs.job_id = job_status.job_id WHERE status IN ('completed', 'failed', 'cancelled')"
+            ).fetchall()
+            gone = [
+                (job_id,)
+                for job_id, updated_at, retain in ended
+                if epoch_seconds(updated_at) + (retain if retain is not None else retention) < now
+            ]
+            for table in ("job_events", "job_results", "job_checkpoints", "job_status", "jobs"):
+                db.executemany(f"DELETE FROM {table} WHERE job_id = ?", gone)
+            db.executemany("INSERT OR IGNORE INTO expired_jobs (job_id) VALUES (?)", gone)
+        return [job_id for (job_id,) in gone]
+
+    async def expired(self, job_id: str) -> bool:
+        rows = await self._thread.call(
+            _fetch_all, self._db, "SELECT 1 FROM expired_jobs WHERE job_id = ?", (job_id,)
+        )
+        return bool(rows)
+
     async def save_checkpoint(self, job_id: str, state: bytes) -> None:
         await self._thread.call(
             _write,
@@ -438,8 +479,8 @@ def _write(db: sqlite3.Connection, statement: str, parameters: tuple[Any, ...]) 
 def _insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
     """Write a new job: what started it (once, for good) and its first status."""
     db.execute(
-        "INSERT INTO jobs (job_id, tool, created_at, owner, progress_token, arguments)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO jobs (job_id, tool, created_at, owner, progress_token, arguments, retain_seconds)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             job.job_id,
             job.tool,
@@ -447,6 +488,7 @@ def _insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
             job.owner,
             orjson.dumps(job.progress_token),
             orjson.dumps(job.arguments),
+            job.retain_seconds,
         ),
     )
     db.execute(
@@ -480,8 +522,8 @@ def _append_event(db: sqlite3.Connection, event: JobEvent) -> None:
 
 
 def _job_of(row: tuple[Any, ...]) -> JobRecord:
-    job_id, tool, created_at, owner, token, arguments, status, percentage, stage, eta = row[:10]
-    sequence, result_uri, summary, error, updated_at, worker = row[10:]
+    job_id, tool, created_at, owner, token, arguments, retain_seconds, status, percentage, stage = row[:10]
+    eta, sequence, result_uri, summary, error, updated_at, worker = row[10:]
     return JobRecord(
         job_id=job_id,
         tool=tool,
@@ -499,6 +541,7 @@ def _job_of(row: tuple[Any, ...]) -> JobRecord:
         sequence=sequence,
         arguments=orjson.loads(arguments),
         worker=worker,
+        retain_seconds=retain_seconds,
     )
 
 
@@ -517,10 +560,10 @@ def prepare_job_tables(db: sqlite3.Connection) -> None:
                 f"the store's job tables have layout {version}, written by a newer herald; "
                 f"this one reads layout {JOB_SCHEMA_VERSION}. Upgrade herald or use another store."
             )
-        if version == 2:  # layout 2 to 3: jobs get a worker; the unfinished ones have none
-            db.execute("ALTER TABLE job_status ADD COLUMN worker TEXT")
-            db.execute(WORKERS_TABLE)
-            db.execute(CHECKPOINTS_TABLE)
+        if version in UPGRADES:  # one step after the other, up to this layout
+            for step in range(version, JOB_SCHEMA_VERSION):
+                for statement in UPGRADES[step]:
+                    db.execute(statement)
             db.execute(f"PRAGMA user_version = {JOB_SCHEMA_VERSION}")
             return
         columns = {str(row[1]) for row in db.execute("PRAGMA table_info(jobs)")}

@@ -1,0 +1,375 @@
+"""Stores on Redis: the job store and the event log that replicas and workers share.
+
+Built on what Redis was made for. Every key of one job carries the hash tag `{job:ID}`,
+and every key of one session `{s:ID}`, so each job's (and each session's) keys live in
+one slot and Redis Cluster works; a job's changes are Lua scripts over those keys alone.
+
+- A job is two hashes (what started it, written once; its status, rewritten by each
+  event), a Stream of its events whose entry ids are the event sequence (`N-0`), a hash
+  of its results and a string with its checkpoint.
+- Every state change is one script: it checks the compare-and-set on the sequence, the
+  transition table (generated from `herald.jobs.machine.TRANSITIONS`), that progress does
+  not go back, and appends the event and rewrites the status, atomically.
+- Indexes that span jobs (creation order, owners, unfinished and ended jobs, workers'
+  leases, expired ids) are sorted sets and sets of their own, kept next to the scripts.
+  They are written before a job exists and cleaned after it is gone, so a crash in
+  between leaves an index naming nothing (skipped), never a job no index finds.
+- The event log keeps each stream as a Stream too, positions as entry ids.
+
+Redis errors become `StoreError`, the original chained.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from herald.jobs.events import JobEvent
+from herald.jobs.machine import TRANSITIONS, IllegalTransition, JobInput, JobStatus, Outcome
+from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
+from herald.jobs.store import JobChanged
+from herald.stores.errors import StoreError
+from herald.stores.eventlog import JobEventReference, StoredEvent
+
+#: The input an event of each kind is, for the transition table.
+INPUT_OF_KIND: Final = {
+    "started": JobInput.START,
+    "progress": JobInput.PROGRESS,
+    "completed": JobInput.COMPLETE,
+    "failed": JobInput.FAIL,
+    "cancelled": JobInput.CANCEL,
+}
+
+
+def transition_table_lua() -> str:
+    """The moves `TRANSITIONS` allows, as a Lua table `status|input -> true` (generated, not copied)."""
+    moves = sorted(
+        f'["{status.value}|{event.value}"] = true'
+        for (status, event), (outcome, _) in TRANSITIONS.items()
+        if outcome is Outcome.MOVE
+    )
+    return "{" + ", ".join(moves) + "}"
+
+
+#: KEYS: status, events. ARGV: expected sequence, input, percentage, event json, new sequence,
+#: then field/value pairs of the new status. Answers ok | missing | changed | illegal | backwards.
+RECORD_SCRIPT: Final = f"""
+local moves = {transition_table_lua()}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
+local current = redis.call('HMGET', KEYS[1], 'sequence', 'status', 'percentage')
+if current[1] ~= ARGV[1] then return 'changed' end
+if not moves[cjson.decode(current[2]) .. '|' .. ARGV[2]] then return 'illegal' end
+if ARGV[2] == 'progress' and tonumber(ARGV[3]) < tonumber(current[3]) then return 'backwards' end
+redis.call('XADD', KEYS[2], ARGV[5] .. '-0', 'e', ARGV[4])
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+return 'ok'
+"""
+
+#: KEYS: meta, status, events. ARGV: event json, then meta pairs, '|', status pairs.
+CREATE_SCRIPT: Final = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+local split = 0
+for index = 2, #ARGV do if ARGV[index] == '|' then split = index end end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2, split - 1))
+redis.call('HSET', KEYS[2], unpack(ARGV, split + 1))
+redis.call('XADD', KEYS[3], '1-0', 'e', ARGV[1])
+return 'ok'
+"""
+
+#: KEYS: stream, counter, job index. ARGV: data, job id or '', sequence or ''. Answers the position.
+APPEND_SCRIPT: Final = """
+local position = redis.call('INCR', KEYS[2])
+if ARGV[2] == '' then
+  redis.call('XADD', KEYS[1], position .. '-0', 'd', ARGV[1])
+else
+  redis.call('XADD', KEYS[1], position .. '-0', 'j', ARGV[2], 's', ARGV[3])
+  redis.call('HSETNX', KEYS[3], ARGV[2] .. ':' .. ARGV[3], position)
+end
+return position
+"""
+
+#: A lease that lapsed this long ago is dropped on the next renewal of any worker.
+FORGET_LEASES_AFTER: Final = 3600.0
+
+
+async def _guarded(call: Awaitable[Any]) -> Any:
+    """Await a Redis call; its errors become `StoreError`.
+
+    redis-py types its answers as unions of every shape a reply could take; the callers
+    here know the one shape each command gives (bytes: the clients never decode) and
+    convert at once, so the answer is `Any` at this one boundary.
+    """
+    try:
+        return await call
+    except RedisError as exc:
+        raise StoreError(f"Redis refused: {exc}") from exc
+
+
+def _status_pairs(job: JobRecord) -> list[Any]:
+    values = {name: getattr(job, name) for name in STATUS_FIELDS}
+    pairs: list[Any] = []
+    for name, value in values.items():
+        pairs += [name, orjson.dumps(value)]
+    return pairs
+
+
+class RedisJobStore:
+    """A `JobStore` on Redis, shared by every replica and worker that opens the same database."""
+
+    def __init__(
+        self, client: aioredis.Redis, *, prefix: str = "herald", clock: Callable[[], float] = time.time
+    ) -> None:
+        self._redis = client
+        self._prefix = prefix
+        self._clock = clock
+        self._record = client.register_script(RECORD_SCRIPT)
+        self._create = client.register_script(CREATE_SCRIPT)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisJobStore:
+        return cls(aioredis.Redis.from_url(url), **options)
+
+    def _key(self, job_id: str, part: str) -> str:
+        return f"{self._prefix}:{{job:{job_id}}}:{part}"
+
+    def _index(self, name: str) -> str:
+        return f"{self._prefix}:{name}"
+
+    async def create(self, job: JobRecord, event: JobEvent) -> None:
+        fixed = {
+            "tool": job.tool,
+            "created_at": job.created_at,
+            "owner": job.owner,
+            "progress_token": job.progress_token,
+            "arguments": job.arguments,
+            "retain_seconds": job.retain_seconds,
+        }
+        meta: list[Any] = []
+        for name, value in fixed.items():
+            meta += [name, orjson.dumps(value)]
+        order = await _guarded(self._redis.incr(self._index("job-counter")))
+        async with self._redis.pipeline(transaction=False) as indexes:
+            indexes.zadd(self._index("jobs"), {job.job_id: order})
+            if job.owner is not None:
+                indexes.zadd(self._index(f"owner:{job.owner}"), {job.job_id: order})
+            if not job.terminal:
+                indexes.zadd(self._index("unfinished"), {job.job_id: order})
+            await _guarded(indexes.execute())
+        keys = [
+            self._key(job.job_id, "meta"),
+            self._key(job.job_id, "status"),
+            self._key(job.job_id, "events"),
+        ]
+        args = [orjson.dumps(event.to_params()), *meta, "|", *_status_pairs(job)]
+        if await _guarded(self._create(keys=keys, args=args)) == b"exists":
+            raise StoreError(f"a job {job.job_id!r} exists already")
+
+    async def record(self, job: JobRecord, event: JobEvent) -> None:
+        kind = INPUT_OF_KIND.get(event.kind)
+        if kind is None:
+            raise StoreError(f"an event of kind {event.kind!r} changes no job")
+        keys = [self._key(job.job_id, "status"), self._key(job.job_id, "events")]
+        args = [
+            orjson.dumps(event.sequence - 1),
+            kind.value,
+            job.percentage,
+            orjson.dumps(event.to_params()),
+            event.sequence,
+            *_status_pairs(job),
+        ]
+        answer = await _guarded(self._record(keys=keys, args=args))
+        if answer == b"missing":
+            raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+        if answer == b"changed":
+            raise JobChanged(job.job_id)
+        if answer in (b"illegal", b"backwards"):
+            raise IllegalTransition(
+                f"the store refused {event.kind} for job {job.job_id!r} ({answer.decode()})"
+            )
+        if JobStatus(job.status).terminal:
+            async with self._redis.pipeline(transaction=False) as indexes:
+                indexes.zrem(self._index("unfinished"), job.job_id)
+                indexes.zadd(self._index("ended"), {job.job_id: epoch_seconds(job.updated_at)})
+                await _guarded(indexes.execute())
+
+    async def get(self, job_id: str) -> JobRecord | None:
+        async with self._redis.pipeline(transaction=False) as reads:
+            reads.hgetall(self._key(job_id, "meta"))
+            reads.hgetall(self._key(job_id, "status"))
+            meta, status = await _guarded(reads.execute())
+        if not meta or not status:
+            return None
+        values = {name.decode(): orjson.loads(value) for name, value in {**meta, **status}.items()}
+        return JobRecord(job_id=job_id, **values)
+
+    async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
+        entries = await _guarded(self._redis.xrange(self._key(job_id, "events"), f"{sequence + 1}-0", "+"))
+        return [JobEvent.from_params(orjson.loads(fields[b"e"])) for _, fields in entries]
+
+    async def _jobs(self, index: str) -> list[JobRecord]:
+        ids = await _guarded(self._redis.zrange(self._index(index), 0, -1))
+        found = [await self.get(job_id.decode()) for job_id in ids]
+        return [job for job in found if job is not None]
+
+    async def unfinished(self) -> list[JobRecord]:
+        return [job for job in await self._jobs("unfinished") if not job.terminal]
+
+    async def renew_lease(self, worker: str, seconds: float) -> None:
+        now = self._clock()
+        async with self._redis.pipeline(transaction=False) as leases:
+            leases.zadd(self._index("workers"), {worker: now + seconds})
+            leases.zremrangebyscore(self._index("workers"), "-inf", now - FORGET_LEASES_AFTER)
+            await _guarded(leases.execute())
+
+    async def release_lease(self, worker: str) -> None:
+        await _guarded(self._redis.zrem(self._index("workers"), worker))
+
+    async def orphaned(self) -> list[JobRecord]:
+        live = {
+            worker.decode()
+            for worker in await _guarded(
+                self._redis.zrangebyscore(self._index("workers"), self._clock(), "+inf")
+            )
+        }
+        return [job for job in await self.unfinished() if job.worker is None or job.worker not in live]
+
+    async def job_ids(self, owner: str | None = None) -> list[str]:
+        index = "jobs" if owner is None else f"owner:{owner}"
+        return [job_id.decode() for job_id in await _guarded(self._redis.zrange(self._index(index), 0, -1))]
+
+    async def save_checkpoint(self, job_id: str, state: bytes) -> None:
+        await _guarded(self._redis.set(self._key(job_id, "checkpoint"), state))
+
+    async def load_checkpoint(self, job_id: str) -> bytes | None:
+        found: bytes | None = await _guarded(self._redis.get(self._key(job_id, "checkpoint")))
+        return found
+
+    async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
+        await _guarded(
+            self._redis.hset(
+                self._key(job_id, "results"), mapping={f"m:{name}": mime_type, f"d:{name}": data}
+            )
+        )
+
+    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
+        mime_type, data = await _guarded(
+            self._redis.hmget(self._key(job_id, "results"), [f"m:{name}", f"d:{name}"])
+        )
+        return (mime_type.decode(), bytes(data)) if mime_type is not None and data is not None else None
+
+    async def prune(self, now: float, retention: float) -> list[str]:
+        ended = await _guarded(self._redis.zrangebyscore(self._index("ended"), "-inf", now, withscores=True))
+        gone: list[str] = []
+        for raw, ended_at in ended:
+            job_id = raw.decode()
+            kept = await _guarded(self._redis.hget(self._key(job_id, "meta"), "retain_seconds"))
+            own = orjson.loads(kept) if kept is not None else None
+            if ended_at + (own if own is not None else retention) >= now:
+                continue
+            job = await self.get(job_id)
+            async with self._redis.pipeline(transaction=False) as forget:
+                forget.sadd(self._index("expired"), job_id)
+                forget.delete(
+                    *(
+                        self._key(job_id, part)
+                        for part in ("meta", "status", "events", "results", "checkpoint")
+                    )
+                )
+                forget.zrem(self._index("jobs"), job_id)
+                forget.zrem(self._index("ended"), job_id)
+                if job is not None and job.owner is not None:
+                    forget.zrem(self._index(f"owner:{job.owner}"), job_id)
+                await _guarded(forget.execute())
+            gone.append(job_id)
+        return gone
+
+    async def expired(self, job_id: str) -> bool:
+        return bool(await _guarded(self._redis.sismember(self._index("expired"), job_id)))
+
+    async def durability_warning(self) -> str | None:
+        """One line when Redis could lose what it was told (no append-only file), else None."""
+        try:
+            settings: dict[Any, Any] = await self._redis.config_get("appendonly")
+        except RedisError:
+            return None  # CONFIG may be disabled (managed Redis): nothing to say for sure
+        if {settings.get(b"appendonly"), settings.get("appendonly")} & {b"no", "no"}:
+            return (
+                "Redis runs without an append-only file (appendonly no): a Redis restart loses "
+                "jobs and events written since its last snapshot; set appendonly yes."
+            )
+        return None
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()
+
+
+class RedisEventLog:
+    """An `EventLog` on Redis: one Stream per stream of a session, positions as entry ids."""
+
+    def __init__(self, client: aioredis.Redis, *, prefix: str = "herald") -> None:
+        self._redis = client
+        self._prefix = prefix
+        self._append = client.register_script(APPEND_SCRIPT)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisEventLog:
+        return cls(aioredis.Redis.from_url(url), **options)
+
+    def _key(self, session: str, part: str) -> str:
+        return f"{self._prefix}:{{s:{session}}}:{part}"
+
+    def _keys(self, session: str, stream: str) -> list[str]:
+        return [
+            self._key(session, f"stream:{stream}"),
+            self._key(session, f"n:{stream}"),
+            self._key(session, f"jobs:{stream}"),
+        ]
+
+    async def _add(self, session: str, stream: str, args: list[Any]) -> int:
+        await _guarded(self._redis.sadd(self._key(session, "streams"), stream))
+        position: int = await _guarded(self._append(keys=self._keys(session, stream), args=args))
+        return position
+
+    async def append(self, session: str, stream: str, data: bytes) -> int:
+        return await self._add(session, stream, [data, "", ""])
+
+    async def append_job_event(self, session: str, stream: str, job_id: str, sequence: int) -> int:
+        return await self._add(session, stream, [b"", job_id, sequence])
+
+    async def read_after(self, session: str, stream: str, position: int) -> list[StoredEvent]:
+        entries = await _guarded(
+            self._redis.xrange(self._keys(session, stream)[0], f"{max(position, 0) + 1}-0", "+")
+        )
+        events: list[StoredEvent] = []
+        for entry_id, fields in entries:
+            at = int(entry_id.split(b"-")[0])
+            if b"j" in fields:
+                events.append(
+                    StoredEvent(at, job_event=JobEventReference(fields[b"j"].decode(), int(fields[b"s"])))
+                )
+            else:
+                events.append(StoredEvent(at, bytes(fields[b"d"])))
+        return events
+
+    async def position_of_job_event(
+        self, session: str, stream: str, job_id: str, sequence: int
+    ) -> int | None:
+        found = await _guarded(self._redis.hget(self._keys(session, stream)[2], f"{job_id}:{sequence}"))
+        return int(found) if found is not None else None
+
+    async def forget(self, session: str) -> None:
+        streams = await _guarded(self._redis.smembers(self._key(session, "streams")))
+        keys = [key for stream in streams for key in self._keys(session, stream.decode())]
+        await _guarded(self._redis.delete(self._key(session, "streams"), *keys))
+
+    async def forget_stream(self, session: str, stream: str) -> None:
+        await _guarded(self._redis.delete(*self._keys(session, stream)))
+        await _guarded(self._redis.srem(self._key(session, "streams"), stream))
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()

@@ -1,0 +1,50 @@
+"""The Redis stores pass the same conformance suite as memory and SQLite, on a private redis-server."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+
+from herald.jobs.machine import TRANSITIONS, Outcome
+from herald.stores.redis import RedisEventLog, RedisJobStore, transition_table_lua
+from herald.testing import check_event_log, check_job_store
+from tests.redis_server import redis_server
+
+_prefixes = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    with redis_server() as url:
+        yield url
+
+
+def fresh() -> str:
+    """A key prefix of its own for each store: a new store must start empty."""
+    return f"test{next(_prefixes)}"
+
+
+async def test_redis_event_log(redis_url: str) -> None:
+    async def make() -> RedisEventLog:
+        return RedisEventLog.from_url(redis_url, prefix=fresh())
+
+    await check_event_log(make)
+
+
+async def test_redis_job_store(redis_url: str) -> None:
+    async def make() -> RedisJobStore:
+        return RedisJobStore.from_url(redis_url, prefix=fresh())
+
+    await check_job_store(make)
+
+
+def test_the_scripts_transition_table_is_the_machine_s() -> None:
+    moves = {
+        f"{status.value}|{event.value}"
+        for (status, event), (outcome, _) in TRANSITIONS.items()
+        if outcome is Outcome.MOVE
+    }
+    table = transition_table_lua()
+    assert {entry.split('"')[1] for entry in table.strip("{}").split(", ")} == moves
