@@ -10,6 +10,7 @@ interleaved wrongly (a cancel from one replica and progress from the worker, say
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,10 @@ class JobService:
         self.new_id = new_id
         self._listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
         self._locks: dict[str, asyncio.Lock] = {}
+        #: Each unfinished job as this service last wrote it. A change starts from it instead
+        #: of reading the store again; if another writer changed the job since, the
+        #: compare-and-set refuses the write and the job is read afresh.
+        self._written: dict[str, JobRecord] = {}
 
     def subscribe(self, listener: JobListener) -> Callable[[], None]:
         return self._listeners.add(listener)
@@ -88,6 +93,7 @@ class JobService:
         )
         event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})
         await self.store.create(job, event)
+        self._written[job.job_id] = dataclasses.replace(job)
         self._announce(job, event)
         return job
 
@@ -185,7 +191,7 @@ class JobService:
         """Apply one input; returns the event, or None when a terminal state absorbed it."""
         async with self._locks.setdefault(job_id, asyncio.Lock()):
             for _ in range(MAX_WRITE_ATTEMPTS):
-                job = await self.get(job_id)
+                job = self._written.pop(job_id, None) or await self.get(job_id)
                 outcome, state = apply(job.state, event_input, percentage, stage)
                 if outcome is Outcome.ABSORB:
                     return None
@@ -203,6 +209,8 @@ class JobService:
                 raise JobChanged(job_id)
             if state.status.terminal:
                 self._locks.pop(job_id, None)
+            else:
+                self._written[job_id] = dataclasses.replace(job)  # a copy: listeners get `job`
         self._announce(job, event)
         return event
 

@@ -1,0 +1,115 @@
+"""Durable job events per second from one process, on each store.
+
+Each event is a real state change through `JobService` (read, decide, compare-and-set
+write of the status and the event, announce), stored before the next one is made:
+
+- one job reporting progress as fast as it can;
+- 100 jobs at once, each reporting as fast as it can.
+
+Stores: SQLite on a fresh file, Redis on a private `redis-server` started here (nothing
+on disk), and memory for reference. The target is 10,000 events/s on SQLite and on Redis.
+
+  python bench/job_events.py [--events 20000] [--jobs 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+from herald.jobs.service import JobService
+from herald.jobs.store import JobStore
+from herald.stores.memory import MemoryJobStore
+from herald.stores.redis import RedisJobStore
+from herald.stores.sqlite import SqliteJobStore
+from herald.testing import free_port, wait_until_listening
+
+TARGET = 10_000
+
+
+async def one_job(service: JobService, events: int) -> None:
+    job = await service.create("bench", {})
+    await service.start(job.job_id)
+    for step in range(1, events + 1):
+        await service.progress(job.job_id, 100 * step / events, "step")
+
+
+async def measure(make: Callable[[], Awaitable[JobStore]], events: int, jobs: int) -> dict[str, float]:
+    store = await make()
+    service = JobService(store)
+    try:
+        started = time.perf_counter()
+        await one_job(service, events)
+        single = (events + 2) / (time.perf_counter() - started)
+        each = max(1, events // jobs)
+        started = time.perf_counter()
+        async with asyncio.TaskGroup() as tasks:
+            for _ in range(jobs):
+                tasks.create_task(one_job(service, each))
+        many = jobs * (each + 2) / (time.perf_counter() - started)
+    finally:
+        await store.aclose()
+    return {"one_job_events_per_s": round(single), f"{jobs}_jobs_events_per_s": round(many)}
+
+
+@contextlib.contextmanager
+def private_redis() -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not installed: make service-deps")
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        wait_until_listening(port, process)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def run(events: int, jobs: int, folder: Path, redis_url: str) -> dict[str, dict[str, float]]:
+    async def memory() -> JobStore:
+        return MemoryJobStore()
+
+    async def sqlite() -> JobStore:
+        return SqliteJobStore(folder / f"bench-{time.monotonic_ns()}.db")
+
+    async def redis() -> JobStore:
+        return RedisJobStore.from_url(redis_url, prefix=f"bench{time.monotonic_ns()}")
+
+    return {
+        "memory": await measure(memory, events, jobs),
+        "sqlite": await measure(sqlite, events, jobs),
+        "redis": await measure(redis, events, jobs),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--jobs", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder, private_redis() as url:
+        report = asyncio.run(run(args.events, args.jobs, Path(folder), url))
+    print(json.dumps(report, indent=2))
+    met = all(value >= TARGET for name in ("sqlite", "redis") for value in report[name].values())
+    print(f"target {TARGET:,} events/s on SQLite and Redis: {'PASS' if met else 'FAIL'}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
