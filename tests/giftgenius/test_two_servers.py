@@ -113,3 +113,47 @@ async def _uninterrupted(text: str) -> Any:
 
     result = await analyze(text, progress=ignore, catalog=load_catalog())
     return orjson.loads(orjson.dumps(result.to_json()))
+
+
+def test_a_listener_on_one_replica_hears_a_job_run_by_the_other() -> None:
+    """On Redis, job events reach `subscriptions/listen` whatever replica runs the job."""
+    with (
+        redis_server() as store,
+        giftgenius_http(store) as runner,
+        giftgenius_http(store) as other,
+        httpx.Client(timeout=60) as client,
+    ):
+        job_id = tool(runner.url, "start_bulk_gift_analysis", {"csv": employees(3_000)})["jobId"]
+        listen = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"io.herald/jobEvents": {"jobIds": [job_id]}}, "_meta": META},
+        }
+        headers = {**HEADERS, "mcp-method": "subscriptions/listen"}
+        heard: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 120
+        with client.stream("POST", other.url, json=listen, headers=headers) as response:
+            for line in response.iter_lines():
+                assert time.monotonic() < deadline, "the other replica told nothing more"
+                if not line.startswith("data: "):
+                    continue
+                message = orjson.loads(line.removeprefix("data: "))
+                if message.get("method", "").startswith("notifications/job/"):
+                    heard.append(message["params"])
+                    if message["method"] == "notifications/job/completed":
+                        break
+        stored = status(runner.url, job_id)["events"]
+    assert heard, "no event reached the other replica"
+    assert heard[-1]["type"] == "job.completed"
+    ids = [event["eventId"] for event in heard]
+    assert len(ids) == len(set(ids)), "each event once"
+    sequences = [int(event_id.rpartition(":")[2]) for event_id in ids]
+    assert sequences == sorted(sequences), "in order"
+    by_id = {event["eventId"]: event for event in stored}
+    assert all(
+        {key: by_id[event["eventId"]][key] for key in event if key != "_meta"}
+        == {key: value for key, value in event.items() if key != "_meta"}
+        for event in heard
+    ), "what the other replica told is what the store holds"
+    assert sum(event["type"] == "job.progress" for event in heard) >= 3

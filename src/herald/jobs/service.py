@@ -10,6 +10,7 @@ interleaved wrongly (a cancel from one replica and progress from the worker, say
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import secrets
 from collections.abc import Callable
@@ -33,6 +34,8 @@ RESTART_HINT = "Start the job again; its earlier events stay available."
 WORKER_STOPPED = "The server stopped while this job was running."
 #: The stage a resumed job reports when another worker takes it over.
 RESUMED = "resumed after its worker stopped"
+#: How many jobs' last told sequence is remembered (the oldest are forgotten first).
+REMEMBERED_JOBS = 10_000
 #: How often one change is decided again because other writers keep getting there first.
 MAX_WRITE_ATTEMPTS = 64
 
@@ -65,6 +68,9 @@ class JobService:
         #: of reading the store again; if another writer changed the job since, the
         #: compare-and-set refuses the write and the job is read afresh.
         self._written: dict[str, JobRecord] = {}
+        #: The last sequence told to listeners, per job (the most recent jobs only), so that
+        #: an event heard from another process (`hear`) is told once.
+        self._told: collections.OrderedDict[str, int] = collections.OrderedDict()
 
     def subscribe(self, listener: JobListener) -> Callable[[], None]:
         return self._listeners.add(listener)
@@ -215,4 +221,26 @@ class JobService:
         return event
 
     def _announce(self, job: JobRecord, event: JobEvent) -> None:
+        if event.sequence <= self._told.get(job.job_id, 0):
+            return  # told already (a hint of this process's own write, or a repeated one)
+        self._told[job.job_id] = event.sequence
+        self._told.move_to_end(job.job_id)
+        if len(self._told) > REMEMBERED_JOBS:
+            self._told.popitem(last=False)
         self._listeners.tell(job, event)
+
+    async def hear(self, job_id: str, sequence: int) -> None:
+        """Event `sequence` of `job_id` was written, perhaps by another process: tell what is new.
+
+        The events come from the store, so listeners here hear a job that runs in another
+        process (a replica, a worker) exactly as one that runs here, in order and once.
+        """
+        told = self._told.get(job_id)
+        if told is not None and sequence <= told:
+            return
+        self._written.pop(job_id, None)  # another writer: the next change reads the job afresh
+        job = await self.store.get(job_id)
+        if job is None:
+            return
+        for event in await self.store.events_after(job_id, told if told is not None else sequence - 1):
+            self._announce(job, event)

@@ -124,6 +124,8 @@ class JobRunner:
         self._clock = clock
         #: Renews this worker's lease and sweeps for jobs of stopped workers; owned here.
         self._heartbeat: asyncio.Task[None] | None = None
+        #: Hears of events other processes write to a shared store; owned here.
+        self._follower: asyncio.Task[None] | None = None
         #: The resumable job function of a tool, with its context parameter, or None: set by
         #: the server, which knows its job tools. Orphans of other tools are failed.
         self.resumable: Callable[[str], tuple[Callable[..., Any], str | None] | None] = lambda tool: None
@@ -357,7 +359,25 @@ class JobRunner:
         recovered = await self.recover()
         if self._heartbeat is None:
             self._heartbeat = asyncio.get_running_loop().create_task(self._keep_lease())
+        follow = getattr(store, "follow_writers", None)  # stores shared across hosts (Redis)
+        if follow is not None and self._follower is None:
+            self._follower = asyncio.get_running_loop().create_task(self._follow(follow))
         return recovered
+
+    async def _follow(
+        self, follow: Callable[[Callable[[str, int], Awaitable[None]]], Awaitable[None]]
+    ) -> None:
+        """Tell listeners here of events written anywhere (a replica's job, a worker's), for good.
+
+        A store that drops the subscription is followed again after a pause; the events
+        themselves stay in the store, so nothing is lost, only told later.
+        """
+        while True:
+            try:
+                await follow(self.service.hear)
+            except StoreError as refused:
+                logger.warning("lost the store's event hints (%s); following again", refused)
+                await asyncio.sleep(1.0)
 
     async def recover(self) -> list[str]:
         """Take over the resumable jobs of stopped workers, and fail the others once.
@@ -430,6 +450,11 @@ class JobRunner:
         await asyncio.gather(*tasks, return_exceptions=True)
         for job_id in waiting:
             await self._settle(job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN))
+        if self._follower is not None:
+            self._follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._follower
+            self._follower = None
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):

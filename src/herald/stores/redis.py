@@ -57,7 +57,8 @@ def transition_table_lua() -> str:
 
 
 #: KEYS: status, events. ARGV: expected sequence, input, percentage, event json, new sequence,
-#: then field/value pairs of the new status. Answers ok | missing | changed | illegal | backwards.
+#: the hint channel and message, then field/value pairs of the new status.
+#: Answers ok | missing | changed | illegal | backwards.
 RECORD_SCRIPT: Final = f"""
 local moves = {transition_table_lua()}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
@@ -66,7 +67,8 @@ if current[1] ~= ARGV[1] then return 'changed' end
 if not moves[cjson.decode(current[2]) .. '|' .. ARGV[2]] then return 'illegal' end
 if ARGV[2] == 'progress' and tonumber(ARGV[3]) < tonumber(current[3]) then return 'backwards' end
 redis.call('XADD', KEYS[2], ARGV[5] .. '-0', 'e', ARGV[4])
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('HSET', KEYS[1], unpack(ARGV, 8))
+redis.call('PUBLISH', ARGV[6], ARGV[7])
 return 'ok'
 """
 
@@ -180,6 +182,8 @@ class RedisJobStore:
             job.percentage,
             orjson.dumps(event.to_params()),
             event.sequence,
+            self._index("job-events"),
+            f"{job.job_id}|{event.sequence}",
             *_status_pairs(job),
         ]
         answer = await _guarded(self._record(keys=keys, args=args))
@@ -290,6 +294,25 @@ class RedisJobStore:
 
     async def expired(self, job_id: str) -> bool:
         return bool(await _guarded(self._redis.sismember(self._index("expired"), job_id)))
+
+    async def follow_writers(self, hear: Callable[[str, int], Awaitable[None]]) -> None:
+        """Hear of every event written to this store, by any process, until cancelled.
+
+        A hint only (pub/sub, at most once): `hear(job_id, sequence)` reads the events from
+        the job's Stream, which is the truth, so a lost hint only delays what the next one
+        (or a poll) brings. The writer hears its own hints too, and ignores what it has told.
+        """
+        pubsub = self._redis.pubsub()
+        try:
+            await _guarded(pubsub.subscribe(self._index("job-events")))
+            while True:
+                message = await _guarded(pubsub.get_message(ignore_subscribe_messages=True, timeout=None))
+                if message is None or message.get("type") != "message":
+                    continue
+                job_id, _, sequence = bytes(message["data"]).decode().rpartition("|")
+                await hear(job_id, int(sequence))
+        finally:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
 
     async def durability_warning(self) -> str | None:
         """One line when Redis could lose what it was told (no append-only file), else None."""
