@@ -20,6 +20,8 @@ import typer
 
 if TYPE_CHECKING:
     from herald.client import ServerError
+    from herald.jobs.store import JobStore
+    from herald.stores.eventlog import EventLog
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 #: herald's default worker lease (`herald.runtime.runner.DEFAULT_LEASE_SECONDS`), repeated
@@ -95,9 +97,8 @@ def serve(
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
     retention_seconds = parse_duration(retention, "--retention")
     from giftgenius.app import build_server
-    from herald.stores.location import open_stores
 
-    log, jobs, where = open_stores(store, app_name="giftgenius")
+    log, jobs, where = _open_stores(store)
     server = build_server(widget_domain=widget_domain)
     server.use_job_store(jobs)
     server.max_running_jobs = max_running_jobs
@@ -330,9 +331,7 @@ def store_prune(
     running on, or to free room at once.
     """
     seconds = parse_duration(retention, "--retention")
-    from herald.stores.location import open_stores
-
-    log, jobs, where = open_stores(store, app_name="giftgenius")
+    log, jobs, where = _open_stores(store)
 
     async def prune() -> list[str]:
         try:
@@ -343,6 +342,27 @@ def store_prune(
 
     gone = asyncio.run(prune())
     print(f"forgot {len(gone)} job(s) that ended more than {retention} ago ({where})")
+
+
+def _open_stores(store: str | None) -> tuple[EventLog, JobStore, str]:
+    """The stores `--store` names; a URL herald cannot use, or a Redis that does not answer,
+    is said plainly instead of ending in a traceback at start-up."""
+    from herald.stores.location import open_stores
+
+    try:
+        opened = open_stores(store, app_name="giftgenius")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--store") from None
+    if store is not None and store.startswith(("redis://", "rediss://")):
+        import redis
+
+        try:
+            redis.Redis.from_url(store, socket_connect_timeout=5).ping()
+        except redis.RedisError as exc:
+            raise typer.BadParameter(
+                f"cannot reach Redis at {opened[2]}: {exc}", param_hint="--store"
+            ) from None
+    return opened
 
 
 #: Units a duration on the command line may end with, in seconds.

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from giftgenius.cli import parse_arguments
 
@@ -210,3 +211,24 @@ def test_store_prune_forgets_old_jobs_and_the_server_says_they_expired(tmp_path:
     message = answer["error"]["message"] if "error" in answer else answer["result"]["content"][0]["text"]
     assert "expired" in message, answer
     assert recent["result"]["structuredContent"]["status"] == "completed"
+
+
+@pytest.mark.parametrize(
+    ("store", "said"),
+    [
+        ("redis:/typo", "unknown store 'redis:/typo'"),
+        ("postgres://db/gifts", "use sqlite:///PATH, redis://HOST:PORT/DB or memory"),
+        ("redis://127.0.0.1:1/0", "cannot reach Redis at redis://127.0.0.1:1/0"),
+    ],
+)
+def test_a_store_herald_cannot_use_is_said_without_a_traceback(store: str, said: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "giftgenius", "serve", "--quiet", "--port", "1", "--store", store],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert said in " ".join(done.stderr.replace("│", " ").split()), done.stderr
+    assert "Traceback" not in done.stderr
