@@ -372,12 +372,14 @@ class JobRunner:
         A store that drops the subscription is followed again after a pause; the events
         themselves stay in the store, so nothing is lost, only told later.
         """
+        pause = 1.0
         while True:
             try:
                 await follow(self.service.hear)
             except StoreError as refused:
-                logger.warning("lost the store's event hints (%s); following again", refused)
-                await asyncio.sleep(1.0)
+                logger.warning("lost the store's event hints (%s); following again in %.0f s", refused, pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 30.0)
 
     async def recover(self) -> list[str]:
         """Take over the resumable jobs of stopped workers, and fail the others once.
