@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from herald.jobs.service import JobService
@@ -31,7 +28,7 @@ from herald.jobs.store import JobStore
 from herald.stores.memory import MemoryJobStore
 from herald.stores.redis import RedisJobStore
 from herald.stores.sqlite import SqliteJobStore
-from herald.testing import free_port, wait_until_listening
+from herald.testing import redis_server
 
 TARGET = 10_000
 
@@ -61,24 +58,6 @@ async def measure(make: Callable[[], Awaitable[JobStore]], events: int, jobs: in
     return {"one_job_events_per_s": round(single), f"{jobs}_jobs_events_per_s": round(many)}
 
 
-@contextlib.contextmanager
-def private_redis() -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server is not installed: make service-deps")
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        wait_until_listening(port, process)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 async def run(events: int, jobs: int, folder: Path, redis_url: str) -> dict[str, dict[str, float]]:
     async def memory() -> JobStore:
         return MemoryJobStore()
@@ -103,8 +82,12 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--jobs", type=int, default=100)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder, private_redis() as url:
-        report = asyncio.run(run(args.events, args.jobs, Path(folder), url))
+    try:
+        with tempfile.TemporaryDirectory() as folder, redis_server() as url:
+            report = asyncio.run(run(args.events, args.jobs, Path(folder), url))
+    except FileNotFoundError as missing:
+        print(f"job_events: {missing}", file=sys.stderr)
+        return 2
     print(json.dumps(report, indent=2))
     met = all(value >= TARGET for name in ("sqlite", "redis") for value in report[name].values())
     print(f"target {TARGET:,} events/s on SQLite and Redis: {'PASS' if met else 'FAIL'}")

@@ -10,11 +10,13 @@ not a shortcut around them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import shutil
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -42,6 +44,7 @@ __all__ = [
     "check_transport",
     "connect",
     "free_port",
+    "redis_server",
     "wait_until_listening",
 ]
 
@@ -236,3 +239,26 @@ def wait_until_listening(
             if time.monotonic() > deadline:
                 raise TimeoutError(f"nothing listened on port {port} within {timeout} s") from None
             time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A private `redis-server` on a free loopback port, nothing on disk; yields its URL.
+
+    Tests and benchmarks get a Redis of their own, so a shared one is never written to
+    or flushed. Raises `FileNotFoundError` when no `redis-server` is installed.
+    """
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise FileNotFoundError("redis-server is not installed (make service-deps installs it)")
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        wait_until_listening(port, process)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
