@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
 from giftgenius.app import build_server
 from herald.testing import InMemoryClient, connect
 from tests.servers import giftgenius_http
+from tests.stateless import structured
 
 GOOD = "name,department,interests,budget\nAda,Eng,board games;coffee,60\nBo,,,\nCy,Ops,hiking,40\n"
 
@@ -142,27 +142,9 @@ def test_ctrl_c_cancels_the_job(tmp_path: Path, http_server: str) -> None:
     command.send_signal(signal.SIGINT)
     assert command.wait(timeout=60) == 130
     job_id = seen.split("job ", 1)[1].split()[0]
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "get_job_status", "arguments": {"jobId": job_id}, "_meta": meta},
-    }
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "get_job_status",
-    }
     deadline = time.monotonic() + 20
     while True:
-        status = httpx.post(http_server, json=body, headers=headers, timeout=10).json()["result"][
-            "structuredContent"
-        ]
+        status = structured(http_server, "get_job_status", {"jobId": job_id})
         if status["pollAfterMs"] is None:
             break
         assert time.monotonic() < deadline, "the job was not cancelled"

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import orjson
@@ -154,6 +153,7 @@ def test_store_prune_forgets_old_jobs_and_the_server_says_they_expired(tmp_path:
     from herald.jobs.record import JobRecord
     from herald.stores.sqlite import SqliteJobStore
     from tests.servers import giftgenius_http
+    from tests.stateless import post, structured
 
     path = tmp_path / "store.db"
 
@@ -187,30 +187,12 @@ def test_store_prune_forgets_old_jobs_and_the_server_says_they_expired(tmp_path:
     assert "is not a duration" in typo.stderr
     assert "Traceback" not in typo.stderr
     with giftgenius_http(f"sqlite:///{path}") as served:
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-
-        def status_of(job_id: str) -> dict[str, Any]:
-            return {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": "get_job_status", "arguments": {"jobId": job_id}, "_meta": meta},
-            }
-
-        headers = {
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": "tools/call",
-            "mcp-name": "get_job_status",
-        }
-        answer = httpx.post(served.url, json=status_of("old"), headers=headers, timeout=10).json()
-        recent = httpx.post(served.url, json=status_of("recent"), headers=headers, timeout=10).json()
+        lookup = {"name": "get_job_status", "arguments": {"jobId": "old"}}
+        answer = post(served.url, "tools/call", lookup, "get_job_status")
+        recent = structured(served.url, "get_job_status", {"jobId": "recent"})
     message = answer["error"]["message"] if "error" in answer else answer["result"]["content"][0]["text"]
     assert "expired" in message, answer
-    assert recent["result"]["structuredContent"]["status"] == "completed"
+    assert recent["status"] == "completed"
 
 
 @pytest.mark.parametrize(

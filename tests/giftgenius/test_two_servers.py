@@ -22,36 +22,13 @@ from giftgenius.catalog import load_catalog
 from tests.giftgenius.test_bulk_job import employees
 from tests.redis_server import redis_server
 from tests.servers import giftgenius_http
+from tests.stateless import META, call_tool, headers_for, result, structured
 
 PEOPLE = 20_000
-HEADERS = {
-    "accept": "application/json, text/event-stream",
-    "mcp-protocol-version": "2026-07-28",
-}
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-
-
-def rpc(url: str, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
-    headers = {**HEADERS, "mcp-method": method, **({"mcp-name": name} if name else {})}
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}
-    answer: dict[str, Any] = httpx.post(url, json=body, headers=headers, timeout=30).json()
-    assert "result" in answer, answer
-    result: dict[str, Any] = answer["result"]
-    return result
-
-
-def tool(url: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    structured: dict[str, Any] = rpc(url, "tools/call", {"name": name, "arguments": arguments}, name)[
-        "structuredContent"
-    ]
-    return structured
 
 
 def status(url: str, job_id: str) -> dict[str, Any]:
-    return tool(url, "get_job_status", {"jobId": job_id})
+    return structured(url, "get_job_status", {"jobId": job_id})
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -67,7 +44,7 @@ def test_the_survivor_finishes_the_killed_servers_bulk_job(store: str) -> None:
     text = employees(PEOPLE)
     with giftgenius_http(store, "--job-lease", "1") as survivor:
         with giftgenius_http(store, "--job-lease", "1", kill=True) as doomed:
-            job_id = tool(doomed.url, "start_bulk_gift_analysis", {"csv": text})["jobId"]
+            job_id = structured(doomed.url, "start_bulk_gift_analysis", {"csv": text})["jobId"]
             deadline = time.monotonic() + 120
             # Into the matching stage, past a saved checkpoint (every 2,000 people).
             while (seen := status(doomed.url, job_id))["percentage"] < 45:
@@ -80,13 +57,8 @@ def test_the_survivor_finishes_the_killed_servers_bulk_job(store: str) -> None:
         while (after := status(survivor.url, job_id))["status"] in ("pending", "running"):
             assert time.monotonic() < deadline, "the job was not finished by the survivor"
             time.sleep(0.2)
-        events = rpc(
-            survivor.url,
-            "tools/call",
-            {"name": "get_job_status", "arguments": {"jobId": job_id}},
-            "get_job_status",
-        )
-        read = rpc(
+        events = call_tool(survivor.url, "get_job_status", {"jobId": job_id})
+        read = result(
             survivor.url, "resources/read", {"uri": after["resultResourceId"]}, after["resultResourceId"]
         )
     assert after["status"] == "completed", after.get("error")
@@ -123,14 +95,14 @@ def test_a_listener_on_one_replica_hears_a_job_run_by_the_other() -> None:
         giftgenius_http(store) as other,
         httpx.Client(timeout=60) as client,
     ):
-        job_id = tool(runner.url, "start_bulk_gift_analysis", {"csv": employees(3_000)})["jobId"]
+        job_id = structured(runner.url, "start_bulk_gift_analysis", {"csv": employees(3_000)})["jobId"]
         listen = {
             "jsonrpc": "2.0",
             "id": 7,
             "method": "subscriptions/listen",
             "params": {"notifications": {"io.herald/jobEvents": {"jobIds": [job_id]}}, "_meta": META},
         }
-        headers = {**HEADERS, "mcp-method": "subscriptions/listen"}
+        headers = headers_for("subscriptions/listen")
         heard: list[dict[str, Any]] = []
         deadline = time.monotonic() + 120
         with client.stream("POST", other.url, json=listen, headers=headers) as response:

@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import jsonschema_rs
 import orjson
 
 from herald.jobs.events import all_schemas
 from herald.testing import free_port, wait_until_listening
+from tests.stateless import call_tool, result, structured
 
 SERVER = '''
 import asyncio, sys
@@ -54,10 +54,6 @@ async def counted(steps: int, ctx: JobContext) -> dict:
 
 run_http(server, port=int(sys.argv[2]))
 '''
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 @contextmanager
@@ -79,46 +75,17 @@ def running_server(
             errors.close()
 
 
-def call(url: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The tool's structured answer."""
-    structured: dict[str, Any] = call_result(url, tool, arguments)["structuredContent"]
-    return structured
-
-
-def call_result(url: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments, "_meta": META},
-    }
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": tool,
-    }
-    response = httpx.post(url, json=body, headers=headers, timeout=10)
-    result: dict[str, Any] = response.json()["result"]
-    return result
-
-
 def read_json(url: str, uri: str) -> Any:
-    body = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": uri, "_meta": META}}
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "resources/read",
-        "mcp-name": uri,
-    }
-    response = httpx.post(url, json=body, headers=headers, timeout=10)
-    return orjson.loads(response.json()["result"]["contents"][0]["text"])
+    return orjson.loads(result(url, "resources/read", {"uri": uri}, uri)["contents"][0]["text"])
 
 
 def until_ended(url: str, job_id: str, seconds: float = 30) -> dict[str, Any]:
     """The job's status once it has ended (bounded: a job that never ends fails the test)."""
     deadline = time.monotonic() + seconds
-    while (status := call(url, "get_job_status", {"jobId": job_id}))["status"] in ("pending", "running"):
+    while (status := structured(url, "get_job_status", {"jobId": job_id}))["status"] in (
+        "pending",
+        "running",
+    ):
         assert time.monotonic() < deadline, f"job {job_id} did not end"
         time.sleep(0.1)
     return status
@@ -128,7 +95,7 @@ def until_progressed(url: str, job_id: str, events: int = 3) -> dict[str, Any]:
     """The job's status once it has reported `events` progress events (bounded)."""
     deadline = time.monotonic() + 20
     while True:
-        found = call(url, "get_job_status", {"jobId": job_id})
+        found = structured(url, "get_job_status", {"jobId": job_id})
         if sum(event["type"] == "job.progress" for event in found["events"]) >= events:
             return found
         assert time.monotonic() < deadline, "the job made no progress"
@@ -141,10 +108,10 @@ def test_a_second_server_on_the_file_leaves_a_live_servers_jobs_alone(tmp_path: 
     database = tmp_path / "jobs.db"
     logs = tmp_path / "first.log", tmp_path / "second.log"
     with running_server(script, database, logs[0]) as (_, first):
-        job_id = call(first, "slow", {"steps": 150})["jobId"]
+        job_id = structured(first, "slow", {"steps": 150})["jobId"]
         until_progressed(first, job_id)
         with running_server(script, database, logs[1]) as (_, second):
-            seen_by_second = call(second, "get_job_status", {"jobId": job_id})
+            seen_by_second = structured(second, "get_job_status", {"jobId": job_id})
             assert seen_by_second["status"] == "running", "the second server did not take the job"
             ended = until_ended(second, job_id)
     assert ended["status"] == "completed", ended.get("error")
@@ -162,17 +129,17 @@ def test_a_job_cancelled_on_another_server_ends_once(tmp_path: Path) -> None:
     script.write_text(SERVER)
     database = tmp_path / "jobs.db"
     with running_server(script, database) as (_, first), running_server(script, database) as (_, second):
-        job_id = call(first, "slow", {"steps": 10_000})["jobId"]
+        job_id = structured(first, "slow", {"steps": 10_000})["jobId"]
         until_progressed(first, job_id)
-        cancelled = call_result(second, "cancel_job", {"jobId": job_id})
+        cancelled = call_tool(second, "cancel_job", {"jobId": job_id})
         assert "is being cancelled" in cancelled["content"][0]["text"], cancelled
-        assert call(first, "get_job_status", {"jobId": job_id})["status"] == "cancelled"
-        progressed = len(call(first, "get_job_status", {"jobId": job_id})["events"])
+        assert structured(first, "get_job_status", {"jobId": job_id})["status"] == "cancelled"
+        progressed = len(structured(first, "get_job_status", {"jobId": job_id})["events"])
         # The worker learns of it on its next write (every 20 ms): over half a second, a
         # worker that went on would have recorded progress after the end.
         for _ in range(10):
             time.sleep(0.05)
-            final = call(first, "get_job_status", {"jobId": job_id})
+            final = structured(first, "get_job_status", {"jobId": job_id})
             assert len(final["events"]) == progressed, final["events"][progressed:]
     assert final["status"] == "cancelled"
     assert final["events"][-1]["type"] == "job.cancelled"
@@ -186,7 +153,7 @@ def test_a_killed_servers_job_is_failed_once_by_the_server_still_running(tmp_pat
     database = tmp_path / "jobs.db"
     with running_server(script, database) as (_, survivor):
         with running_server(script, database) as (first, doomed):
-            job_id = call(doomed, "slow", {"steps": 10_000})["jobId"]
+            job_id = structured(doomed, "slow", {"steps": 10_000})["jobId"]
             until_progressed(doomed, job_id)
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=10)
@@ -202,12 +169,12 @@ def test_a_killed_servers_resumable_job_goes_on_from_its_checkpoint_on_the_other
     database = tmp_path / "jobs.db"
     with running_server(script, database) as (_, survivor):
         with running_server(script, database) as (first, doomed):
-            job_id = call(doomed, "counted", {"steps": 200})["jobId"]
+            job_id = structured(doomed, "counted", {"steps": 200})["jobId"]
             before = until_progressed(doomed, job_id, events=25)
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=10)
         after = until_ended(survivor, job_id)
-        result = call_result(survivor, "get_job_status", {"jobId": job_id})
+        answer = call_tool(survivor, "get_job_status", {"jobId": job_id})
         document = read_json(survivor, after["resultResourceId"])
     assert after["status"] == "completed", after.get("error")
     checkpointed = int(before["events"][-1]["stage"].split()[-1]) // 10 * 10
@@ -223,7 +190,7 @@ def test_a_killed_servers_resumable_job_goes_on_from_its_checkpoint_on_the_other
     assert progress == sorted(progress), "progress never goes back"
     stages = [event.get("stage") for event in events if event["type"] == "job.progress"]
     assert "resumed after its worker stopped" in stages
-    assert result["structuredContent"]["status"] == "completed"
+    assert answer["structuredContent"]["status"] == "completed"
     sequences = [int(event["eventId"].rpartition(":")[2]) for event in events]
     assert sequences == list(range(1, len(events) + 1)), "one sequence, no gaps, no repeats"
     # It went on from a checkpoint (every 10 steps), not from the start: the survivor
@@ -236,10 +203,10 @@ def test_killed_job_is_failed_as_interrupted_and_its_events_replay(tmp_path: Pat
     script.write_text(SERVER)
     database = tmp_path / "jobs.db"
     with running_server(script, database) as (first, url):
-        job_id = call(url, "slow", {"steps": 10_000})["jobId"]
+        job_id = structured(url, "slow", {"steps": 10_000})["jobId"]
         deadline = time.monotonic() + 20
         while True:
-            before = call(url, "get_job_status", {"jobId": job_id})
+            before = structured(url, "get_job_status", {"jobId": job_id})
             if sum(event["type"] == "job.progress" for event in before["events"]) >= 3:
                 break
             assert time.monotonic() < deadline, "the job made no progress"
@@ -258,7 +225,7 @@ def test_killed_job_is_failed_as_interrupted_and_its_events_replay(tmp_path: Pat
         assert len(ids) == len(set(ids))
         assert after["events"][-1]["type"] == "job.failed"
         # A client that saw `before` continues from its cursor and gets the rest exactly once.
-        rest = call(url, "get_job_status", {"jobId": job_id, "cursor": before["nextCursor"]})
+        rest = structured(url, "get_job_status", {"jobId": job_id, "cursor": before["nextCursor"]})
         assert before["events"] + rest["events"] == after["events"]
         validators = {name: jsonschema_rs.validator_for(schema) for name, schema in all_schemas().items()}
         for event in after["events"]:

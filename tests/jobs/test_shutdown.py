@@ -19,8 +19,8 @@ from herald.runtime import JobContext
 from herald.runtime.runner import SHUTTING_DOWN
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import connect
-from tests.jobs.test_restart import call
 from tests.servers import giftgenius_http
+from tests.stateless import structured
 
 
 def blocking_server(store: SqliteJobStore, running: asyncio.Event) -> Server:
@@ -92,10 +92,10 @@ def csv_of(rows: int) -> str:
 def test_sigterm_fails_a_running_bulk_job_as_interrupted(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'store.db'}"
     with giftgenius_http(store) as served:
-        job_id = call(served.url, "start_bulk_gift_analysis", {"csv": csv_of(20_000)})["jobId"]
+        job_id = structured(served.url, "start_bulk_gift_analysis", {"csv": csv_of(20_000)})["jobId"]
         deadline = time.monotonic() + 30
         while True:  # wait for the job to be under way: SIGTERM must catch it running
-            before = call(served.url, "get_job_status", {"jobId": job_id})
+            before = structured(served.url, "get_job_status", {"jobId": job_id})
             if before["status"] == "running" and before["stage"] is not None:
                 break
             assert before["pollAfterMs"] is not None, f"the job ended before SIGTERM: {before}"
@@ -104,7 +104,7 @@ def test_sigterm_fails_a_running_bulk_job_as_interrupted(tmp_path: Path) -> None
         served.process.send_signal(signal.SIGTERM)
         served.process.wait(timeout=30)
     with giftgenius_http(store) as served:
-        after = call(served.url, "get_job_status", {"jobId": job_id})
+        after = structured(served.url, "get_job_status", {"jobId": job_id})
     assert after["status"] == "failed"
     assert after["error"]["code"] == "interrupted"
     assert after["error"]["message"] == SHUTTING_DOWN, "recorded at shutdown, not recovered at start"
