@@ -56,6 +56,7 @@ browser-deps: $(HOST_DEPS)
 # A private redis-server for the Redis store tests (each starts its own on a free port).
 service-deps:
 	scripts/ensure-tool redis-server redis-server "the Redis tests"
+	scripts/ensure-tool haproxy haproxy "the load-balanced tests"
 
 unit: install-dev browser-deps service-deps
 	$(VENV)/bin/pytest --cov --cov-fail-under=90

@@ -44,6 +44,8 @@ ALLOWED = {
     "herald.jobs": {"herald.jobs"},
     "herald.client": {"herald.protocol", "herald.client", "herald.jobs"},
     "herald.content": set(),
+    # A process that runs jobs and serves nothing: a `Server` without a transport.
+    "herald.worker": {"herald.server"},
 }
 
 

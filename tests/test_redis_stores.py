@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Iterator
 
 import pytest
 
 from herald.jobs.machine import TRANSITIONS, Outcome
-from herald.stores.redis import RedisEventLog, RedisJobStore, transition_table_lua
-from herald.testing import check_event_log, check_job_store
+from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore, transition_table_lua
+from herald.testing import check_event_log, check_job_store, check_session_store
 from tests.redis_server import redis_server
 
 _prefixes = itertools.count(1)
@@ -38,6 +39,18 @@ async def test_redis_job_store(redis_url: str) -> None:
         return RedisJobStore.from_url(redis_url, prefix=fresh())
 
     await check_job_store(make)
+
+
+async def test_redis_session_store(redis_url: str) -> None:
+    """Expiry is Redis's own (PEXPIRE), so the wait is real: just past the sessions' 0.2 s."""
+
+    async def make() -> RedisSessionStore:
+        return RedisSessionStore.from_url(redis_url, prefix=fresh())
+
+    async def wait() -> None:
+        await asyncio.sleep(0.35)
+
+    await check_session_store(make, expiry_wait=wait)
 
 
 def test_the_scripts_transition_table_is_the_machine_s() -> None:

@@ -192,9 +192,10 @@ async def test_under_steady_load_pruning_keeps_the_file_from_growing(tmp_path: P
             sizes.append(path.stat().st_size + (wal.stat().st_size if wal.exists() else 0))
     finally:
         await store.aclose()
-    # 240 jobs of 150 KB each would need 36 MB; the file stays at about one batch's worth.
+    # 240 jobs of 150 KB each would need 36 MB; the file (with its write-ahead log) stays
+    # at about two batches' worth.
     assert sizes[-1] <= sizes[0] * 1.25, sizes
-    assert sizes[-1] < 12 * 1024 * 1024, sizes
+    assert sizes[-1] < 16 * 1024 * 1024, sizes
 
 
 async def test_a_file_with_workers_but_no_retention_is_upgraded(tmp_path: Path) -> None:

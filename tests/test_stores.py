@@ -10,9 +10,10 @@ import pytest
 
 from herald.jobs.store import JobStore
 from herald.stores import EventLog, MemoryEventLog, SqliteEventLog, StoredEvent, StoreError
-from herald.stores.memory import MemoryJobStore
-from herald.stores.sqlite import SqliteJobStore
-from herald.testing import check_event_log, check_job_store
+from herald.stores.memory import MemoryJobStore, MemorySessionStore
+from herald.stores.sessions import SessionStore
+from herald.stores.sqlite import SqliteJobStore, SqliteSessionStore
+from herald.testing import check_event_log, check_job_store, check_session_store
 
 
 async def test_memory_event_log() -> None:
@@ -94,3 +95,27 @@ async def test_sqlite_job_store(tmp_path: Path) -> None:
         return SqliteJobStore(tmp_path / "jobs.db")
 
     await check_job_store(make)
+
+
+async def test_memory_session_store() -> None:
+    now = [0.0]
+
+    async def make() -> SessionStore:
+        return MemorySessionStore(clock=lambda: now[0])
+
+    async def step() -> None:
+        now[0] += 0.5
+
+    await check_session_store(make, expiry_wait=step)
+
+
+async def test_sqlite_session_store(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+
+    async def make() -> SessionStore:
+        return SqliteSessionStore(tmp_path / "store.db", clock=lambda: now[0])
+
+    async def step() -> None:
+        now[0] += 0.5
+
+    await check_session_store(make, expiry_wait=step)

@@ -20,8 +20,7 @@ import typer
 
 if TYPE_CHECKING:
     from herald.client import ServerError
-    from herald.jobs.store import JobStore
-    from herald.stores.eventlog import EventLog
+    from herald.stores.location import Stores
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 #: herald's default worker lease (`herald.runtime.runner.DEFAULT_LEASE_SECONDS`), repeated
@@ -92,24 +91,36 @@ def serve(
             "(e.g. 7d, 12h, 30m, 90s). An MCP task keeps its own ttl.",
         ),
     ] = DEFAULT_RETENTION,
+    no_worker: Annotated[
+        bool,
+        typer.Option(
+            "--no-worker",
+            help="Only serve: queue the jobs clients start, for `giftgenius worker` processes on "
+            "the same store to run.",
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
     retention_seconds = parse_duration(retention, "--retention")
+    if no_worker:
+        _require_shared_store(store, "--no-worker")
     from giftgenius.app import build_server
 
-    log, jobs, where = _open_stores(store)
+    stores = _open_stores(store)
     server = build_server(widget_domain=widget_domain)
-    server.use_job_store(jobs)
+    server.use_job_store(stores.jobs)
     server.max_running_jobs = max_running_jobs
     server.job_lease_seconds = job_lease
     server.job_retention_seconds = retention_seconds
+    server.takes_jobs = not no_worker
     if stdio:
         from herald.transports.stdio import run_stdio
 
         if not quiet:
             print(
-                f"giftgenius: serving MCP on stdio (logs on stderr; jobs stored in {where})", file=sys.stderr
+                f"giftgenius: serving MCP on stdio (logs on stderr; jobs stored in {stores.where})",
+                file=sys.stderr,
             )
         run_stdio(server, max_message_bytes=max_message_bytes)
         return
@@ -118,14 +129,82 @@ def serve(
     url = f"http://{host}:{port}/mcp"
     if not quiet:
         print(f"GiftGenius is serving MCP (Streamable HTTP) at {url}", file=sys.stderr)
-        print(f"  events are stored in {where}", file=sys.stderr)
-        print(f"  connect a client to {url}, e.g. npx @modelcontextprotocol/inspector", file=sys.stderr)
+        print(f"  events are stored in {stores.where}", file=sys.stderr)
+        if no_worker:
+            print("  jobs are queued for `giftgenius worker` processes on that store", file=sys.stderr)
+        else:
+            print(f"  jobs run here, as worker {server.job_service().worker_id}", file=sys.stderr)
+        print(
+            f"  connect a client to {url}, e.g. npx @modelcontextprotocol/inspector",
+            file=sys.stderr,
+            flush=True,
+        )
     config = HttpConfig(
         max_body_bytes=max_message_bytes,
         allowed_hosts=HttpConfig().allowed_hosts | frozenset(allow_host or ()),
         session_ttl=session_ttl,
     )
-    run_http(server, host=host, port=port, config=config, log=log)
+    run_http(server, host=host, port=port, config=config, log=stores.log, sessions=stores.sessions)
+
+
+@app.command()
+def worker(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="The store the servers queue jobs in: sqlite:///PATH or redis://HOST:PORT/DB. "
+            "Default: the file `serve` uses by default."
+        ),
+    ] = None,
+    max_running_jobs: Annotated[
+        int | None,
+        typer.Option(min=1, help="Run at most this many jobs at once. Default: twice the CPU cores."),
+    ] = None,
+    job_lease: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds this worker holds its jobs without renewing its lease; after that another "
+            "worker takes them over.",
+        ),
+    ] = DEFAULT_LEASE_SECONDS,
+    retention: Annotated[
+        str, typer.Option(help="Forget ended jobs this long after they ended (e.g. 7d, 12h).")
+    ] = DEFAULT_RETENTION,
+    quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
+) -> None:
+    """Run GiftGenius jobs that `serve` processes queue in a shared store, until stopped (Ctrl-C)."""
+    retention_seconds = parse_duration(retention, "--retention")
+    _require_shared_store(store, "worker")
+    from giftgenius.app import build_server
+
+    stores = _open_stores(store)
+    server = build_server()
+    server.use_job_store(stores.jobs)
+    server.max_running_jobs = max_running_jobs
+    server.job_lease_seconds = job_lease
+    server.job_retention_seconds = retention_seconds
+    if not quiet:
+        worker_id = server.job_service().worker_id
+        print(
+            f"giftgenius worker {worker_id}: running the jobs queued in {stores.where} (Ctrl-C stops)",
+            file=sys.stderr,
+            flush=True,
+        )
+    from herald.worker import run_worker
+
+    run_worker(server)  # it closes the job store
+    asyncio.run(_close(stores, jobs=False))
+
+
+def _require_shared_store(store: str | None, what: str) -> None:
+    """A worker and a serve-only replica meet in a store both can open; memory is no such place."""
+    if store == "memory":
+        raise typer.BadParameter(
+            f"{what} needs a store that other processes share: --store sqlite:///PATH or "
+            "--store redis://HOST:PORT/DB",
+            param_hint="--store",
+        )
 
 
 @app.command()
@@ -331,20 +410,27 @@ def store_prune(
     running on, or to free room at once.
     """
     seconds = parse_duration(retention, "--retention")
-    log, jobs, where = _open_stores(store)
+    stores = _open_stores(store)
 
     async def prune() -> list[str]:
         try:
-            return await jobs.prune(time.time(), seconds)
+            return await stores.jobs.prune(time.time(), seconds)
         finally:
-            await jobs.aclose()
-            await log.aclose()
+            await _close(stores)
 
     gone = asyncio.run(prune())
-    print(f"forgot {len(gone)} job(s) that ended more than {retention} ago ({where})")
+    print(f"forgot {len(gone)} job(s) that ended more than {retention} ago ({stores.where})")
 
 
-def _open_stores(store: str | None) -> tuple[EventLog, JobStore, str]:
+async def _close(stores: Stores, *, jobs: bool = True) -> None:
+    if jobs:
+        await stores.jobs.aclose()
+    await stores.log.aclose()
+    if stores.sessions is not None:
+        await stores.sessions.aclose()
+
+
+def _open_stores(store: str | None) -> Stores:
     """The stores `--store` names; a URL herald cannot use, or a Redis that does not answer,
     is said plainly instead of ending in a traceback at start-up."""
     from herald.stores.location import open_stores
@@ -360,7 +446,7 @@ def _open_stores(store: str | None) -> tuple[EventLog, JobStore, str]:
             redis.Redis.from_url(store, socket_connect_timeout=5).ping()
         except redis.RedisError as exc:
             raise typer.BadParameter(
-                f"cannot reach Redis at {opened[2]}: {exc}", param_hint="--store"
+                f"cannot reach Redis at {opened.where}: {exc}", param_hint="--store"
             ) from None
     return opened
 

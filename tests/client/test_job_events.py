@@ -96,7 +96,7 @@ async def test_a_dropped_get_stream_resumes_without_loss_or_repeats(http_server:
         async for event in client.job_events(job_id):
             events.append(event.to_params())
             if event.kind == "progress" and event.payload["percentage"] == 25:
-                session = http_server.app.state.sessions.get(client.session_id)
+                session = http_server.app.state.sessions.held(client.session_id)
                 session.standalone.detach()  # the server ends the live response mid-job
                 gate("drop").set()  # what follows is sent while the client reconnects
         await assert_whole_history(client, job_id, events, "completed")

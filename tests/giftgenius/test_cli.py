@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
@@ -214,3 +215,56 @@ def test_a_store_herald_cannot_use_is_said_without_a_traceback(store: str, said:
     assert done.returncode == 2, done.stderr
     assert said in " ".join(done.stderr.replace("│", " ").split()), done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["worker", "--store", "memory"],
+        ["serve", "--no-worker", "--store", "memory", "--port", "1"],
+        ["worker", "--store", "redis:/typo"],
+    ],
+)
+def test_a_worker_or_a_serve_only_replica_without_a_shared_store_is_refused(argv: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "giftgenius", *argv, "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    said = " ".join(done.stderr.replace("│", " ").split())
+    assert "--store" in said, said
+    assert "share" in said or "unknown store" in said, said
+    assert "Traceback" not in done.stderr
+
+
+def test_a_worker_runs_the_jobs_a_serve_only_replica_queues(tmp_path: Path) -> None:
+    """On one SQLite file: the replica only queues; the bulk job completes once a worker runs."""
+    from tests.servers import giftgenius_http
+    from tests.stateless import structured
+
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    csv_file = tmp_path / "people.csv"
+    csv_file.write_text("name,department,interests,budget\nAda,R&D,coffee;board games,40\n")
+    with giftgenius_http(store, "--no-worker") as replica:
+        started = structured(replica.url, "start_bulk_gift_analysis", {"csv": csv_file.read_text()})
+        assert structured(replica.url, "get_job_status", {"jobId": started["jobId"]})["status"] == "pending"
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "giftgenius", "worker", "--store", store], stderr=subprocess.PIPE
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while (seen := structured(replica.url, "get_job_status", {"jobId": started["jobId"]}))[
+                "status"
+            ] != "completed":
+                assert seen["status"] in ("pending", "running"), seen
+                assert time.monotonic() < deadline, "no worker took the job"
+                time.sleep(0.1)
+        finally:
+            worker.send_signal(signal.SIGINT)
+            _, errors = worker.communicate(timeout=30)
+        assert worker.returncode == 0, errors.decode()
+        assert b"giftgenius worker w-" in errors, errors.decode()
+        assert b"Traceback" not in errors

@@ -253,7 +253,7 @@ async def test_idle_sessions_expire(running: Running) -> None:
     session_id = await running.initialize()
     now = [1000.0]
     registry.clock = lambda: now[0]
-    registry.get(session_id)
+    await registry.get(session_id)
     now[0] += registry.ttl - 1
     assert await registry.expire_idle() == 0
     now[0] += 2

@@ -44,7 +44,7 @@ def pumps() -> list[asyncio.Task[Any]]:
 
 async def test_finished_streams_are_not_held_by_the_session(running: Running) -> None:
     session_id = await running.initialize()
-    session = running.app.state.sessions.get(session_id)
+    session = running.app.state.sessions.held(session_id)
     for request_id in range(1, 21):
         response = await running.post(
             call("steps", {"count": 3}, request_id, token=request_id), **{"mcp-session-id": session_id}

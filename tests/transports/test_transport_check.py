@@ -186,7 +186,7 @@ async def test_streamable_http_and_a_client_that_leaves_mid_stream() -> None:
         answered = await client.post(url, json=echo, headers=session._headers())
         assert answered.json()["result"]["content"][0]["text"] == "still here"
         await session.aclose()
-        held = app.state.sessions.get(session.session_id)
+        held = app.state.sessions.held(session.session_id)
         async with asyncio.timeout(WAIT_SECONDS):
             while held.streams or live_tasks() - before:  # noqa: ASYNC110  # streams end with their last event
                 await asyncio.sleep(0.01)

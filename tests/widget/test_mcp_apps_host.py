@@ -229,9 +229,9 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
 
     Same port, same SQLite store: once the dead process's lease has lapsed, the new one
     takes its bulk job over and finishes it from its last checkpoint (the analysis is
-    resumable). The view says the server is unreachable and backs off; the host, like a
-    chat host, opens a new session once the server answers 404 for the old one; the view
-    polls on from the cursor it had and shows the job completing, and the bar never went back.
+    resumable), and serves the old session, which lives in the store too. The view says the
+    server is unreachable and backs off; the view polls on from the cursor it had and shows
+    the job completing, and the bar never went back.
     """
     with gift_server(tmp_path) as first:
         host = HostPage(page, console, static, first)
@@ -285,19 +285,20 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
     gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
     assert all(gap >= 0.95 * 1000 * 2**k for k, gap in enumerate(gaps)), f"no backoff: {gaps} ms"
 
-    # The host found no server while it was down, then one that no longer knew the session:
-    # it opened a new one once, and the poll that came back was retried on it.
+    # The host found no server while it was down. The restarted server still knows the
+    # session (sessions live in the store, as the jobs do), so the poll that came back was
+    # answered on it; only if the server came up between a refused poll and the host's
+    # attempt to reconnect (a few ms) did that attempt open a new session first.
     reconnects = host.host("() => testHost.reconnects")
-    assert len(reconnects) == 1, reconnects
-    # 404 for the old session; only if the server came up between a refused poll and the
-    # host's attempt to reconnect (a few ms) was the refusal the reason.
-    assert reconnects[0]["httpStatus"] == 404 or reconnects[0]["reason"] == "Failed to fetch", reconnects
-    assert reconnects[0]["from"] == before[-1]["sessionId"]
-    assert reconnects[0]["to"] not in (None, reconnects[0]["from"])
-    assert after["lostConnection"]
-    assert after["sessionId"] == reconnects[0]["to"]
+    assert len(reconnects) <= 1, reconnects
     assert len(host.host("() => testHost.reconnectFailures")) >= len(outage)
-    assert all(call["sessionId"] == reconnects[0]["to"] for call in calls[recovered:])
+    if reconnects:
+        assert reconnects[0]["reason"] == "Failed to fetch", reconnects
+        assert reconnects[0]["from"] == before[-1]["sessionId"]
+        session = reconnects[0]["to"]
+    else:
+        session = before[-1]["sessionId"]
+    assert all(call["sessionId"] == session for call in calls[recovered:])
 
     history = host.valuenow_history()
     assert non_decreasing(history), f"the bar went back: {history}"

@@ -83,7 +83,9 @@ class JobService:
         owner: str | None = None,
         progress_token: str | int | None = None,
         retain_seconds: float | None = None,
+        queued: bool = False,
     ) -> JobRecord:
+        """A new `pending` job: this worker's, or with `queued`, no one's until a worker claims it."""
         now = self.clock()
         job = JobRecord(
             job_id=self.new_id(),
@@ -94,7 +96,7 @@ class JobService:
             progress_token=progress_token,
             arguments=arguments,
             sequence=1,
-            worker=self.worker_id,
+            worker=None if queued else self.worker_id,
             retain_seconds=retain_seconds,
         )
         event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})

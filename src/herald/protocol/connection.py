@@ -276,6 +276,18 @@ class ServerConnection:
         self.session = ClientSession(version, params.get("capabilities") or {}, params.get("clientInfo"))
         return Response(request.id, {"protocolVersion": version, **self.hello()})
 
+    def resume(self, session: ClientSession, *, operating: bool) -> None:
+        """Take up a session another connection began (a replica's, found in the session store).
+
+        It is as if this connection had answered its `initialize` (and, with `operating`,
+        heard its `notifications/initialized`): what the client negotiated holds here too.
+        """
+        self.handshake.receive(SessionInput.INITIALIZE)
+        self.handshake.protocol_version = session.protocol_version
+        if operating:
+            self.handshake.receive(SessionInput.INITIALIZED)
+        self.session = session
+
     def _receive_notification(self, notification: Notification) -> Event:
         if notification.method == "notifications/cancelled":
             request_id = (notification.params or {}).get("requestId")

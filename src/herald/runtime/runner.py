@@ -21,9 +21,10 @@ from typing import Any
 
 import orjson
 
+from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
-from herald.jobs.service import STORE_ERROR, WORKER_STOPPED, JobService
+from herald.jobs.service import RESUMED, STORE_ERROR, WORKER_STOPPED, JobService
 from herald.protocol.errors import ProtocolError
 from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
 from herald.stores.errors import StoreError
@@ -74,6 +75,21 @@ class ShuttingDown(ProtocolError):
 Ending = Callable[[], Awaitable[object]]
 
 
+@dataclass(frozen=True, slots=True)
+class JobFunction:
+    """What runs the jobs of one tool: its function, the parameter its context goes in, and
+    whether it can go on from a checkpoint (`@server.job(resumable=True)`)."""
+
+    function: Callable[..., Any]
+    context_name: str | None
+    resumable: bool = False
+
+
+#: How often a worker looks for queued jobs when no hint woke it (hints come on Redis and
+#: from the store's own follower; this is the floor when every hint was lost).
+PICK_UP_EVERY_SECONDS = 1.0
+
+
 @dataclass(slots=True)
 class _Admission:
     """A launched job waiting for a free slot: what its task will run."""
@@ -82,8 +98,8 @@ class _Admission:
     function: Callable[..., Any]
     values: dict[str, Any]
     context: JobContext
-    #: Taken over from a stopped worker: already started, and its checkpoint is loaded first.
-    resumed: bool = False
+    #: Claimed (`JobService.claim`): already started; a resumed one loads its checkpoint first.
+    claimed: bool = False
 
 
 class JobRunner:
@@ -115,8 +131,12 @@ class JobRunner:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         retention_seconds: float = DEFAULT_RETENTION_SECONDS,
         clock: Callable[[], float] = time.time,
+        takes_jobs: bool = True,
     ) -> None:
         self.service = service
+        #: False for a process that only serves (`serve --no-worker`): it queues the jobs
+        #: it creates, holds no lease, and runs nothing; workers take the jobs.
+        self.takes_jobs = takes_jobs
         if lease_seconds <= 0:
             raise ValueError(f"a worker's lease must last some time, not {lease_seconds} s")
         self.lease_seconds = lease_seconds
@@ -126,9 +146,12 @@ class JobRunner:
         self._heartbeat: asyncio.Task[None] | None = None
         #: Hears of events other processes write to a shared store; owned here.
         self._follower: asyncio.Task[None] | None = None
-        #: The resumable job function of a tool, with its context parameter, or None: set by
-        #: the server, which knows its job tools. Orphans of other tools are failed.
-        self.resumable: Callable[[str], tuple[Callable[..., Any], str | None] | None] = lambda tool: None
+        #: Takes queued jobs when told (`_wake`) or every `PICK_UP_EVERY_SECONDS`; owned here.
+        self._pick_up: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        #: The job function of a tool, or None: set by the server, which knows its job tools.
+        #: A queued job of an unknown tool is left for a worker that knows it.
+        self.functions: Callable[[str], JobFunction | None] = lambda tool: None
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         self._sleep = sleep
@@ -138,6 +161,7 @@ class JobRunner:
         #: Launched, not yet running, oldest first (dicts keep insertion order).
         self._queue: dict[str, _Admission] = {}
         self._closing = False
+        self._stop_hearing: Callable[[], None] = lambda: None
 
     @property
     def max_running(self) -> int:
@@ -162,12 +186,13 @@ class JobRunner:
         context_name: str | None,
         log: Callable[[str, Any], None],
         *,
-        resumed: bool = False,
+        claimed: bool = False,
     ) -> None:
         """Accept a created (`pending`) job: run it now if a slot is free, else when one frees.
 
-        `resumed` is for a job claimed from a stopped worker (`claim`): it is already
-        running, and its function starts again from its last checkpoint.
+        `claimed` is for a job this worker claimed (`JobService.claim`): it is already
+        running. A job taken over from a stopped worker (its stage says it resumed) starts
+        again from its last checkpoint; a queued one starts from the beginning.
 
         Raises `ShuttingDown` once `aclose` has begun: nothing would run the job, and
         `aclose` may already have failed the jobs it knew of. The caller fails the job
@@ -175,12 +200,12 @@ class JobRunner:
         """
         if self._closing:
             raise ShuttingDown()
-        context = JobContext(self.service, job, log, resumed=resumed)
+        context = JobContext(self.service, job, log, resumed=claimed and job.stage == RESUMED)
         values = dict(arguments)
         if context_name is not None:
             values[context_name] = context
         self._contexts[job.job_id] = context
-        self._queue[job.job_id] = _Admission(job.job_id, function, values, context, resumed)
+        self._queue[job.job_id] = _Admission(job.job_id, function, values, context, claimed)
         self._admit()
 
     def _admit(self) -> None:
@@ -193,7 +218,7 @@ class JobRunner:
         job_id = admitted.job_id
         # Owned here: `cancel` and `aclose` cancel it, and `aclose` awaits it.
         task = asyncio.get_running_loop().create_task(
-            self._run(job_id, admitted.function, admitted.values, admitted.context, admitted.resumed)
+            self._run(job_id, admitted.function, admitted.values, admitted.context, admitted.claimed)
         )
         self._tasks[job_id] = task
 
@@ -210,9 +235,9 @@ class JobRunner:
         function: Callable[..., Any],
         values: dict[str, Any],
         context: JobContext,
-        resumed: bool,
+        claimed: bool,
     ) -> None:
-        ending = await self._work(job_id, function, values, context, resumed)
+        ending = await self._work(job_id, function, values, context, claimed)
         context.ending = True
         if ending is not None:
             await self._settle(job_id, ending)
@@ -223,13 +248,14 @@ class JobRunner:
         function: Callable[..., Any],
         values: dict[str, Any],
         context: JobContext,
-        resumed: bool,
+        claimed: bool,
     ) -> Ending | None:
         """Run the function; the ending still to record, or None once completion is recorded."""
         service = self.service
         try:
-            if resumed:  # claimed already running: it goes on from its last checkpoint
-                await context.load_checkpoint()
+            if claimed:  # already running: a resumed job goes on from its last checkpoint
+                if context.resumed:
+                    await context.load_checkpoint()
             else:
                 try:
                     await service.start(job_id)
@@ -346,23 +372,77 @@ class JobRunner:
         return len(self._queue)
 
     async def start(self) -> list[str]:
-        """Become a live worker: take a lease, fail the jobs of stopped workers, keep the lease.
+        """Become a live worker: take a lease, recover the jobs of stopped workers, keep the lease.
 
-        Returns the ids of the jobs recovery failed. Jobs of other live workers (another
-        server on the same store) are left alone.
+        Returns the ids of the jobs recovery took over or failed. Jobs of other live
+        workers (another server on the same store) are left alone. A runner that takes no
+        jobs (`takes_jobs=False`) still holds a lease, for the tasks its requests run
+        here, but recovers nothing and takes nothing from the queue.
         """
         store = self.service.store
+        loop = asyncio.get_running_loop()
         check = getattr(store, "durability_warning", None)  # stores that can tell (Redis)
         if check is not None and (warning := await check()):
             logger.warning("%s", warning)
         await store.renew_lease(self.service.worker_id, self.lease_seconds)
-        recovered = await self.recover()
-        if self._heartbeat is None:
-            self._heartbeat = asyncio.get_running_loop().create_task(self._keep_lease())
-        follow = getattr(store, "follow_writers", None)  # stores shared across hosts (Redis)
+        follow = getattr(store, "follow_writers", None)  # stores other processes write too
         if follow is not None and self._follower is None:
-            self._follower = asyncio.get_running_loop().create_task(self._follow(follow))
+            self._follower = loop.create_task(self._follow(follow))
+        recovered: list[str] = []
+        if self.takes_jobs:
+            self._stop_hearing = self.service.subscribe(self._heard)
+            recovered = await self.recover()
+            self._pick_up = self._pick_up or loop.create_task(self._take_queued())
+        self._heartbeat = self._heartbeat or loop.create_task(self._keep_lease())
         return recovered
+
+    def _heard(self, job: JobRecord, event: JobEvent) -> None:
+        """A job was queued somewhere (wake the pick-up), or ended elsewhere while it runs here."""
+        if event.kind == "created" and job.worker is None:
+            self._wake.set()
+        elif job.terminal and job.job_id in self._tasks and job.worker != self.service.worker_id:
+            # Cancelled on another replica: stop the function now rather than at its next write.
+            context = self._contexts.get(job.job_id)
+            if context is not None and not context.ending:
+                context.cancel_requested.set()
+                self._tasks[job.job_id].cancel()
+
+    async def _take_queued(self) -> None:
+        """Start queued jobs while slots are free: when a hint wakes us, or every few moments."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), PICK_UP_EVERY_SECONDS)
+            self._wake.clear()
+            try:
+                await self.take_queued()
+            except StoreError as refused:
+                logger.warning("could not look for queued jobs (%s)", refused)
+
+    async def take_queued(self) -> list[str]:
+        """Claim queued jobs (created by a process that runs none) while slots are free.
+
+        One of several workers wins each claim (a compare-and-set on the job's sequence),
+        so a job starts exactly once. Returns the ids of the jobs started here.
+        """
+        taken: list[str] = []
+        for job in await self.service.store.orphaned():
+            if self._closing or len(self._tasks) + len(self._queue) >= self._max_running:
+                break
+            if job.status != "pending" or job.worker is not None:
+                continue  # a stopped worker's job: recovery's business, once per lease period
+            if (found := self.functions(job.tool)) is not None and await self._claim(job, found):
+                taken.append(job.job_id)
+        return taken
+
+    async def _claim(self, job: JobRecord, found: JobFunction) -> bool:
+        """Claim the job as this worker and run it here; False if another writer got it first."""
+        claimed = await self.service.claim(job)
+        if claimed is None:
+            return False
+        self.launch(
+            claimed, found.function, claimed.arguments, found.context_name, _log_to(job.job_id), claimed=True
+        )
+        return True
 
     async def _follow(
         self, follow: Callable[[Callable[[str, int], Awaitable[None]]], Awaitable[None]]
@@ -382,24 +462,21 @@ class JobRunner:
                 pause = min(pause * 2, 30.0)
 
     async def recover(self) -> list[str]:
-        """Take over the resumable jobs of stopped workers, and fail the others once.
+        """Take over the jobs of stopped workers that can go on, and fail the others once.
 
-        Returns the ids of the jobs recovered either way. A resumable job is claimed (one
-        claimer wins) and run here from its last checkpoint; a job that is not resumable is
-        failed `interrupted`.
+        Returns the ids of the jobs recovered either way. A job that never started, or a
+        resumable one, is claimed (one claimer wins) and run here, the resumable one from
+        its last checkpoint; a running job that is not resumable is failed `interrupted`.
         """
         recovered: list[str] = []
         for job in await self.service.store.orphaned():
-            found = None if self._closing else self.resumable(job.tool)
-            if found is not None:
-                claimed = await self.service.claim(job)
-                if claimed is None:
+            if job.worker is None and job.status == "pending" and not self._closing:
+                continue  # queued, not orphaned: `take_queued` starts it when a slot is free
+            found = None if self._closing else self.functions(job.tool)
+            if found is not None and (found.resumable or job.status == "pending"):
+                if not await self._claim(job, found):
                     continue  # another worker took it, or its own worker is alive after all
-                function, context_name = found
-                self.launch(
-                    claimed, function, claimed.arguments, context_name, _log_to(job.job_id), resumed=True
-                )
-                logger.info("job %s resumed here, from its last checkpoint", job.job_id)
+                logger.info("job %s of a stopped worker goes on here", job.job_id)
                 recovered.append(job.job_id)
             elif await self.service.interrupt(job.job_id, WORKER_STOPPED) is not None:
                 recovered.append(job.job_id)
@@ -418,7 +495,7 @@ class JobRunner:
             await asyncio.sleep(self.lease_seconds / 3)
             try:
                 await self.service.store.renew_lease(worker, self.lease_seconds)
-                if beat % 3 == 0 and (recovered := await self.recover()):
+                if self.takes_jobs and beat % 3 == 0 and (recovered := await self.recover()):
                     logger.info("recovered %d job(s) of stopped workers: %s", len(recovered), recovered)
                 if time.monotonic() - pruned_at >= PRUNE_EVERY_SECONDS:
                     pruned_at = time.monotonic()
@@ -452,18 +529,23 @@ class JobRunner:
         await asyncio.gather(*tasks, return_exceptions=True)
         for job_id in waiting:
             await self._settle(job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN))
-        if self._follower is not None:
-            self._follower.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._follower
-            self._follower = None
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heartbeat
-            self._heartbeat = None
+        self._stop_hearing()
+        follower, pick_up, heartbeat = self._follower, self._pick_up, self._heartbeat
+        self._follower = self._pick_up = self._heartbeat = None
+        await _stopped(follower)
+        await _stopped(pick_up)
+        if heartbeat is not None:
+            await _stopped(heartbeat)
             with contextlib.suppress(StoreError):
                 await self.service.store.release_lease(self.service.worker_id)
+
+
+async def _stopped(task: asyncio.Task[None] | None) -> None:
+    """Cancel one of the runner's own tasks, if it has one, and wait for it."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def _log_to(job_id: str) -> Callable[[str, Any], None]:

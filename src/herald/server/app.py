@@ -22,7 +22,7 @@ from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
 from herald.runtime.context import JobContext
-from herald.runtime.runner import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION_SECONDS, JobRunner
+from herald.runtime.runner import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION_SECONDS, JobFunction, JobRunner
 from herald.server.jobs import (
     JOB_EVENTS_EXTENSION,
     JOB_EVENTS_SETTINGS,
@@ -59,6 +59,7 @@ class Server:
         max_running_jobs: int | None = None,
         job_lease_seconds: float = DEFAULT_LEASE_SECONDS,
         job_retention_seconds: float = DEFAULT_RETENTION_SECONDS,
+        takes_jobs: bool = True,
     ) -> None:
         self.name = name
         self.version = version
@@ -76,6 +77,9 @@ class Server:
         self.job_lease_seconds = job_lease_seconds
         #: How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl).
         self.job_retention_seconds = job_retention_seconds
+        #: False for a replica that only serves: its job tools queue jobs, and workers (the
+        #: processes with `takes_jobs`, `giftgenius worker`) run them.
+        self.takes_jobs = takes_jobs
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
         self._capabilities: dict[str, Any] | None = None
@@ -85,8 +89,8 @@ class Server:
         self._job_store: JobStore | None = None
         self._job_service: JobService | None = None
         self._job_runner: JobRunner | None = None
-        #: Job tools whose functions resume from a checkpoint: name -> (function, context parameter).
-        self._resumable_jobs: dict[str, tuple[Callable[..., Any], str | None]] = {}
+        #: What runs each job tool's jobs, for workers that take them from the store.
+        self._job_functions: dict[str, JobFunction] = {}
         self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
         self._owned_job_listeners: dict[str, Listeners[[JobRecord, JobEvent]]] = {}
 
@@ -186,8 +190,9 @@ class Server:
                 max_running=self.max_running_jobs,
                 lease_seconds=self.job_lease_seconds,
                 retention_seconds=self.job_retention_seconds,
+                takes_jobs=self.takes_jobs,
             )
-            self._job_runner.resumable = self._resumable_jobs.get
+            self._job_runner.functions = self._job_functions.get
         return self._job_runner
 
     async def start_jobs(self) -> list[str]:
@@ -264,9 +269,8 @@ class Server:
 
         def register(target: F) -> F:
             tool_name = name or target.__name__
-            if resumable:
-                context_name = read_signature(target, JobContext).context_parameter
-                self._resumable_jobs[tool_name] = (target, context_name)
+            context_name = read_signature(target, JobContext).context_parameter
+            self._job_functions[tool_name] = JobFunction(target, context_name, resumable)
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
             if ui is not None:

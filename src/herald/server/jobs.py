@@ -130,11 +130,16 @@ def job_tool(
         context: Context = values.pop("__request_context__")
         if not server.job_runner().accepting:
             raise ShuttingDown()
-        service = server.job_service()
-        job = await service.create(name, values, owner=context.owner, progress_token=context.progress_token)
-        await launch_job(
-            server.job_runner(), job, function, values, job_context_name, context.job_log(job.job_id)
+        service, runner = server.job_service(), server.job_runner()
+        job = await service.create(
+            name,
+            values,
+            owner=context.owner,
+            progress_token=context.progress_token,
+            queued=not runner.takes_jobs,
         )
+        if runner.takes_jobs:  # else a worker claims it from the store
+            await launch_job(runner, job, function, values, job_context_name, context.job_log(job.job_id))
         return ToolResult(
             [text(f"Started job {job.job_id}. Follow it with get_job_status(jobId={job.job_id!r}).")],
             structured={"jobId": job.job_id, "status": "pending"},

@@ -1,8 +1,9 @@
 """One conformance suite for every store implementation.
 
 Public API (also exported by `herald.testing`) so any backend, ours or a user's, proves
-itself the same way: `await check_event_log(make_log)` and `await check_job_store(make_store)`
-with a factory for a fresh, empty store.
+itself the same way: `await check_event_log(make_log)`, `await check_job_store(make_store)`
+and `await check_session_store(make_store, expiry_wait=...)` with a factory for a fresh,
+empty store.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged, JobStore
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import EventLog, JobEventReference, StoredEvent
+from herald.stores.sessions import SessionRecord, SessionStore
 
 EventLogFactory = Callable[[], Awaitable[EventLog]]
 
@@ -234,3 +236,46 @@ async def _check_retention(store: JobStore) -> None:
         assert not await store.expired(job_id)
     assert not await store.expired("never-was")
     assert await store.prune(start + 50, retention=30.0) == [], "pruning again forgets nothing more"
+
+
+SessionStoreFactory = Callable[[], Awaitable[SessionStore]]
+
+
+async def check_session_store(
+    make_store: SessionStoreFactory, *, expiry_wait: Callable[[], Awaitable[None]]
+) -> None:
+    """Raise AssertionError at the first property the session store breaks.
+
+    `expiry_wait` lets more than 0.2 s pass for the store (the sessions saved with a
+    0.2 s life must then be gone): a real sleep for a real backend, a clock step for one
+    with an injectable clock.
+    """
+    store = await make_store()
+    try:
+        assert await store.load("nobody", 60) is None, "a new store holds no session"
+        record = SessionRecord(
+            "s1",
+            "2025-06-18",
+            owner="o1",
+            client_capabilities={"sampling": {}},
+            client_info={"name": "client", "version": "1"},
+        )
+        await store.save(record, 60)
+        assert await store.load("s1", None) == record, "a saved session loads as it was saved"
+        record.log_level, record.subscriptions, record.operating = "debug", ["gift://catalog"], True
+        await store.save(record, 60)
+        loaded = await store.load("s1", 60)
+        assert loaded == record, "saving again replaces the session"
+        assert await store.load("s2", 60) is None, "another id finds nothing"
+        await store.save(SessionRecord("short", "2025-11-25", owner="o2"), 0.2)
+        await store.save(SessionRecord("kept", "2025-11-25", owner="o3"), 0.2)
+        assert await store.load("kept", 60) is not None, "loading with a ttl extends the session's life"
+        await expiry_wait()
+        assert await store.load("short", None) is None, "an unused session expires after its ttl"
+        assert await store.load("kept", None) is not None, "an extended one does not"
+        assert await store.delete("s1") is True, "delete ends a live session"
+        assert await store.load("s1", 60) is None, "a deleted session is gone"
+        assert await store.delete("s1") is False, "deleting it again finds nothing"
+        assert await store.delete("short") is False, "nor does deleting an expired one"
+    finally:
+        await store.aclose()

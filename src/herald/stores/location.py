@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -10,7 +11,20 @@ import platformdirs
 from herald.jobs.store import JobStore
 from herald.stores.eventlog import EventLog
 from herald.stores.memory import MemoryEventLog, MemoryJobStore
-from herald.stores.sqlite import SqliteEventLog, SqliteJobStore
+from herald.stores.sessions import SessionStore
+from herald.stores.sqlite import SqliteEventLog, SqliteJobStore, SqliteSessionStore
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """What a server keeps, and where: the HTTP event log, the jobs, the shared sessions."""
+
+    log: EventLog
+    jobs: JobStore
+    #: None in memory: one process, whose sessions need no sharing.
+    sessions: SessionStore | None
+    #: Where they live, as a start-up banner may say it (no password).
+    where: str
 
 
 def default_store_path(app_name: str) -> Path:
@@ -18,24 +32,30 @@ def default_store_path(app_name: str) -> Path:
     return Path(platformdirs.user_data_dir(app_name)) / "store.db"
 
 
-def open_stores(url: str | None, *, app_name: str) -> tuple[EventLog, JobStore, str]:
-    """The event log and job store a URL names, and where they live (for the start-up banner).
+def open_stores(url: str | None, *, app_name: str) -> Stores:
+    """The stores a URL names.
 
-    Both live in the same SQLite file: one file holds everything an embedded server keeps.
+    They all live in the same place (one SQLite file, one Redis database), so every
+    process given the same URL shares jobs, event streams and sessions.
     """
     if url == "memory":
-        return MemoryEventLog(), MemoryJobStore(), "memory (lost when the server stops)"
+        return Stores(MemoryEventLog(), MemoryJobStore(), None, "memory (lost when the server stops)")
     if url is not None and url.startswith(("redis://", "rediss://")):
-        from herald.stores.redis import RedisEventLog, RedisJobStore
+        from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore
 
-        return RedisEventLog.from_url(url), RedisJobStore.from_url(url), _without_password(url)
+        return Stores(
+            RedisEventLog.from_url(url),
+            RedisJobStore.from_url(url),
+            RedisSessionStore.from_url(url),
+            _without_password(url),
+        )
     if url is None:
         path = default_store_path(app_name)
     elif url.startswith("sqlite:///"):
         path = Path(url.removeprefix("sqlite:///"))
     else:
         raise ValueError(f"unknown store {url!r}: use sqlite:///PATH, redis://HOST:PORT/DB or memory")
-    return SqliteEventLog(path), SqliteJobStore(path), str(path)
+    return Stores(SqliteEventLog(path), SqliteJobStore(path), SqliteSessionStore(path), str(path))
 
 
 def _without_password(url: str) -> str:

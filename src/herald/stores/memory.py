@@ -11,6 +11,7 @@ from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
+from herald.stores.sessions import SessionRecord
 
 
 class _MemoryStream:
@@ -160,3 +161,30 @@ class MemoryJobStore:
 
     async def aclose(self) -> None:
         return None
+
+
+class MemorySessionStore:
+    """A `SessionStore` in a dict: for one process, and for tests of the ones that are shared."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._sessions: dict[str, tuple[bytes, float]] = {}
+
+    async def save(self, record: SessionRecord, ttl: float) -> None:
+        self._sessions[record.session_id] = (record.to_json(), self._clock() + ttl)
+
+    async def load(self, session_id: str, ttl: float | None) -> SessionRecord | None:
+        found = self._sessions.get(session_id)
+        if found is None or found[1] <= self._clock():
+            self._sessions.pop(session_id, None)
+            return None
+        if ttl is not None:
+            self._sessions[session_id] = (found[0], self._clock() + ttl)
+        return SessionRecord.from_json(session_id, found[0])
+
+    async def delete(self, session_id: str) -> bool:
+        found = self._sessions.pop(session_id, None)
+        return found is not None and found[1] > self._clock()
+
+    async def aclose(self) -> None:
+        self._sessions.clear()

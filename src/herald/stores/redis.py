@@ -35,6 +35,7 @@ from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
+from herald.stores.sessions import SessionRecord
 
 #: The input an event of each kind is, for the transition table.
 INPUT_OF_KIND: Final = {
@@ -393,6 +394,47 @@ class RedisEventLog:
     async def forget_stream(self, session: str, stream: str) -> None:
         await _guarded(self._redis.delete(*self._keys(session, stream)))
         await _guarded(self._redis.srem(self._key(session, "streams"), stream))
+
+    async def aclose(self) -> None:
+        await self._redis.aclose()
+
+
+class RedisSessionStore:
+    """A `SessionStore` on Redis: each session a hash under `{s:ID}` that `PEXPIRE` ends.
+
+    Loading a session and extending its life is one transaction, so a session that
+    expires in between is found by neither or both; Redis forgets the expired ones itself.
+    """
+
+    def __init__(self, client: aioredis.Redis, *, prefix: str = "herald") -> None:
+        self._redis = client
+        self._prefix = prefix
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisSessionStore:
+        return cls(aioredis.Redis.from_url(url), **options)
+
+    def _key(self, session_id: str) -> str:
+        return f"{self._prefix}:{{s:{session_id}}}:session"
+
+    async def save(self, record: SessionRecord, ttl: float) -> None:
+        key = self._key(record.session_id)
+        async with self._redis.pipeline(transaction=True) as save:
+            save.hset(key, mapping={"record": record.to_json()})
+            save.pexpire(key, max(int(ttl * 1000), 1))
+            await _guarded(save.execute())
+
+    async def load(self, session_id: str, ttl: float | None) -> SessionRecord | None:
+        key = self._key(session_id)
+        async with self._redis.pipeline(transaction=True) as load:
+            load.hget(key, "record")
+            if ttl is not None:
+                load.pexpire(key, max(int(ttl * 1000), 1))
+            found = (await _guarded(load.execute()))[0]
+        return SessionRecord.from_json(session_id, bytes(found)) if found is not None else None
+
+    async def delete(self, session_id: str) -> bool:
+        return bool(await _guarded(self._redis.delete(self._key(session_id))))
 
     async def aclose(self) -> None:
         await self._redis.aclose()

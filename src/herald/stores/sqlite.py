@@ -23,27 +23,49 @@ holds the few small fields an event changes. An event is one row appended to
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
-from herald.jobs.events import JobEvent
+from herald.jobs.events import JobEvent, timestamp
 from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
+from herald.stores.sessions import SessionRecord
 from herald.stores.thread import StoreThread
+
+#: Handshake-era sessions, for replicas on one machine that share the file.
+SESSION_TABLE: Final = """CREATE TABLE IF NOT EXISTS http_sessions (
+    session_id TEXT PRIMARY KEY,
+    record BLOB NOT NULL,
+    expires_at REAL NOT NULL
+) WITHOUT ROWID"""
+
+#: What `follow_writers` reads: the jobs changed since a moment.
+CHANGES_INDEX: Final = "CREATE INDEX IF NOT EXISTS job_status_by_update ON job_status (updated_at)"
 
 #: The layout of the job tables this code reads and writes, kept in `PRAGMA user_version`.
 #: Version 1 (never written to the pragma, which read 0) kept each job as one JSON record;
 #: version 2 had no workers (no `job_status.worker`, no `workers` or `job_checkpoints`);
-#: version 3 had no retention (no `jobs.retain_seconds`, no `expired_jobs`).
-JOB_SCHEMA_VERSION: Final = 4
+#: version 3 had no retention (no `jobs.retain_seconds`, no `expired_jobs`); version 4 had
+#: no index of recent changes (`job_status_by_update`, which processes follow each other by).
+JOB_SCHEMA_VERSION: Final = 5
+
+#: How often a process looks for the job events other processes wrote to the file.
+FOLLOW_EVERY_SECONDS: Final = 0.2
+#: How far back each look reaches past the last: longer than any write takes to commit.
+FOLLOW_OVERLAP_SECONDS: Final = 5.0
+#: How many jobs' last seen event a follower remembers (the oldest are forgotten first).
+FOLLOWED_JOBS: Final = 10_000
 
 #: Each worker's lease: it holds its jobs until `expires_at` (seconds since the epoch: the
 #: processes sharing a file share the machine's clock).
@@ -69,6 +91,8 @@ UPGRADES: Final = {
     2: ("ALTER TABLE job_status ADD COLUMN worker TEXT", WORKERS_TABLE, CHECKPOINTS_TABLE),
     # Jobs get a retention, and forgotten ones leave their id.
     3: ("ALTER TABLE jobs ADD COLUMN retain_seconds REAL", EXPIRED_TABLE),
+    # Processes sharing the file follow each other's writes by time of change.
+    4: (CHANGES_INDEX,),
 }
 
 #: A lease that lapsed this long ago is deleted on the next renewal of any worker.
@@ -99,6 +123,7 @@ JOB_SCHEMA: Final = (
         worker TEXT
     ) WITHOUT ROWID""",
     "CREATE INDEX job_status_by_status ON job_status (status)",
+    CHANGES_INDEX,
     WORKERS_TABLE,
     CHECKPOINTS_TABLE,
     EXPIRED_TABLE,
@@ -366,6 +391,41 @@ class SqliteJobStore:
         rows = await self._thread.call(_fetch_all, self._db, query, parameters)
         return [str(row[0]) for row in rows]
 
+    async def follow_writers(self, hear: Callable[[str, int], Awaitable[None]]) -> None:
+        """Hear of the events other processes write to this file, until cancelled.
+
+        SQLite has no way to tell another process of a commit, so this looks, every
+        `FOLLOW_EVERY_SECONDS`, at the jobs changed lately: `hear(job_id, sequence)` is
+        called with the first event not seen yet, and reads that one and those after it
+        from the job's events, which are the truth. The window reaches `FOLLOW_OVERLAP_SECONDS`
+        back, so a write committed late with an earlier timestamp (another process's
+        clock read before ours) is still seen; what was seen already is skipped.
+        """
+        started = timestamp(datetime.fromtimestamp(self._clock(), UTC))
+        seen: collections.OrderedDict[str, int] = collections.OrderedDict()
+        while True:
+            await asyncio.sleep(FOLLOW_EVERY_SECONDS)
+            since = timestamp(datetime.fromtimestamp(self._clock() - FOLLOW_OVERLAP_SECONDS, UTC))
+            rows = await self._thread.call(
+                _fetch_all,
+                self._db,
+                "SELECT job_status.job_id, sequence, created_at FROM job_status JOIN jobs"
+                " ON jobs.job_id = job_status.job_id WHERE updated_at >= ?",
+                (since,),
+            )
+            for job_id, sequence, created_at in rows:
+                last = seen.get(job_id)
+                if last is not None and sequence <= last:
+                    continue
+                # A job created since we began is told from its first event; an older one
+                # from the event that brought it into view.
+                first = last + 1 if last is not None else 1 if created_at >= started else sequence
+                seen[job_id] = sequence
+                seen.move_to_end(job_id)
+                if len(seen) > FOLLOWED_JOBS:
+                    seen.popitem(last=False)
+                await hear(job_id, first)
+
     async def prune(self, now: float, retention: float) -> list[str]:
         return await self._thread.call(self._prune, now, retention)
 
@@ -424,6 +484,73 @@ class SqliteJobStore:
 
     async def aclose(self) -> None:
         await self._thread.aclose(self._db.close)
+
+
+class SqliteSessionStore:
+    """A `SessionStore` in a SQLite file, for servers on one machine that share a file.
+
+    Expiry is a deadline in seconds since the epoch (the processes share the machine's
+    clock); a session past it is gone to `load`, and its row is deleted by the next `save`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        connect: ConnectionFactory = connect,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._clock = clock
+        self._thread = StoreThread("herald-sqlite-sessions", SQLITE_ERRORS)
+        self._db = _open_on(self._thread, lambda: _prepared(connect(path), _prepare_session_table))
+
+    async def save(self, record: SessionRecord, ttl: float) -> None:
+        await self._thread.call(self._save, record.session_id, record.to_json(), self._clock(), ttl)
+
+    def _save(self, session_id: str, data: bytes, now: float, ttl: float) -> None:
+        with transaction(self._db) as db:
+            db.execute(
+                "INSERT INTO http_sessions (session_id, record, expires_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (session_id) DO UPDATE SET record = excluded.record,"
+                " expires_at = excluded.expires_at",
+                (session_id, data, now + ttl),
+            )
+            db.execute("DELETE FROM http_sessions WHERE expires_at <= ?", (now,))
+
+    async def load(self, session_id: str, ttl: float | None) -> SessionRecord | None:
+        return await self._thread.call(self._load, session_id, self._clock(), ttl)
+
+    def _load(self, session_id: str, now: float, ttl: float | None) -> SessionRecord | None:
+        with transaction(self._db) as db:
+            row = db.execute(
+                "SELECT record FROM http_sessions WHERE session_id = ? AND expires_at > ?", (session_id, now)
+            ).fetchone()
+            if row is None:
+                return None
+            if ttl is not None:
+                db.execute(
+                    "UPDATE http_sessions SET expires_at = ? WHERE session_id = ?", (now + ttl, session_id)
+                )
+        return SessionRecord.from_json(session_id, bytes(row[0]))
+
+    async def delete(self, session_id: str) -> bool:
+        return await self._thread.call(self._delete, session_id, self._clock())
+
+    def _delete(self, session_id: str, now: float) -> bool:
+        with transaction(self._db) as db:
+            return (
+                db.execute(
+                    "DELETE FROM http_sessions WHERE session_id = ? AND expires_at > ?", (session_id, now)
+                ).rowcount
+                == 1
+            )
+
+    async def aclose(self) -> None:
+        await self._thread.aclose(self._db.close)
+
+
+def _prepare_session_table(db: sqlite3.Connection) -> None:
+    db.execute(SESSION_TABLE)
 
 
 def _open_on(thread: StoreThread, open_file: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:

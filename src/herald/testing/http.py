@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 
 from herald.server.app import Server
 from herald.stores.eventlog import EventLog
+from herald.stores.sessions import SessionStore
 from herald.taskgroup import task_group
 from herald.transports.http import HttpConfig, create_app
 
@@ -23,16 +24,20 @@ STARTUP_SECONDS = 20.0
 
 @asynccontextmanager
 async def serve_http(
-    server: Server, config: HttpConfig | None = None, log: EventLog | None = None
+    server: Server,
+    config: HttpConfig | None = None,
+    log: EventLog | None = None,
+    sessions: SessionStore | None = None,
 ) -> AsyncIterator[tuple[str, Starlette]]:
     """Serve `server` on a free loopback port until the block ends; yields its URL and the app.
 
-    `log` is the event log of the HTTP sessions (in memory by default); the app closes it.
+    `log` is the event log of the HTTP sessions (in memory by default) and `sessions` the
+    store replicas share them through (none by default); the app closes both.
     """
     import uvicorn
 
     config = config or HttpConfig()
-    app = create_app(server, config, log)
+    app = create_app(server, config, log, sessions)
     http_server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
     )

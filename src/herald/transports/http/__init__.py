@@ -14,6 +14,7 @@ from herald.protocol.http import cors_origin_pattern
 from herald.server.app import Server
 from herald.stores.eventlog import EventLog
 from herald.stores.memory import MemoryEventLog
+from herald.stores.sessions import SessionStore
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
 from herald.transports.http.sessions import SessionRegistry
@@ -21,20 +22,33 @@ from herald.transports.http.sessions import SessionRegistry
 __all__ = ["HttpConfig", "create_app", "run_http"]
 
 
-def create_app(server: Server, config: HttpConfig | None = None, log: EventLog | None = None) -> Starlette:
-    """The ASGI app serving `server` at `config.path`; add routes of your own as with any Starlette app."""
+def create_app(
+    server: Server,
+    config: HttpConfig | None = None,
+    log: EventLog | None = None,
+    sessions: SessionStore | None = None,
+) -> Starlette:
+    """The ASGI app serving `server` at `config.path`; add routes of your own as with any Starlette app.
+
+    Replicas that share `log` and `sessions` (and the server's job store) serve each
+    other's handshake-era sessions: a load balancer may send any request to any of them.
+    """
     config = config or HttpConfig()
     event_log: EventLog = log if log is not None else MemoryEventLog()
-    sessions = SessionRegistry(
-        server, event_log, ttl=config.session_ttl, max_message_bytes=config.max_body_bytes
+    registry = SessionRegistry(
+        server,
+        event_log,
+        ttl=config.session_ttl,
+        max_message_bytes=config.max_body_bytes,
+        store=sessions,
     )
-    endpoint = MCPEndpoint(server, config, sessions, event_log)
+    endpoint = MCPEndpoint(server, config, registry, event_log)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await server.start_jobs()
         try:
-            async with sessions:  # every session, and the expiry sweep, are tasks of this block
+            async with registry:  # every session, and the expiry sweep, are tasks of this block
                 yield
         finally:
             await server.stop_jobs()
@@ -53,7 +67,7 @@ def create_app(server: Server, config: HttpConfig | None = None, log: EventLog |
         middleware=[cors],
         lifespan=lifespan,
     )
-    app.state.sessions = sessions
+    app.state.sessions = registry
     return app
 
 
@@ -64,13 +78,14 @@ def run_http(
     port: int = 8000,
     config: HttpConfig | None = None,
     log: EventLog | None = None,
+    sessions: SessionStore | None = None,
 ) -> None:
     """Serve until interrupted, on uvloop and httptools where installed."""
     import gc
 
     import uvicorn
 
-    app = create_app(server, config, log)
+    app = create_app(server, config, log, sessions)
     gc.freeze()  # everything loaded so far lives as long as the process
     # Open event streams never end by themselves: without a bound, SIGTERM would wait for them.
     grace = (config or HttpConfig()).shutdown_timeout

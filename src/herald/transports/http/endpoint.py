@@ -107,13 +107,14 @@ class MCPEndpoint:
         if route is PostRoute.STATELESS_NOTIFICATION:
             await send_empty(send, 202)
             return
-        session = self._session(headers)
+        session = await self._session(headers)
         handshake_header_version(headers)
         messages = decoded.items if isinstance(decoded, Batch) else (decoded,)
         requests = {message.id for message in messages if isinstance(message, Request)}
         if not requests:
             for message in messages:
                 session.connection.receive_message(message)
+            await self.sessions.persist(session)  # `initialized`, on any replica from now on
             await send_empty(send, 202)
             return
         stream = session.response_stream(requests)
@@ -129,6 +130,7 @@ class MCPEndpoint:
             await self.sessions.close(session.id)
             await send_json(send, 200, reply)
             return
+        await self.sessions.persist(session)
         await send_json(send, 200, reply, [(b"mcp-session-id", session.id.encode())])
 
     async def _post_stateless(
@@ -171,6 +173,8 @@ class MCPEndpoint:
     ) -> None:
         """JSON if the first message is the whole answer, an SSE stream otherwise."""
         first = await stream.first
+        if session is not None:  # what the request changed holds before the client hears of it
+            await self.sessions.persist(session)
         if isinstance(first, NoReply):  # every request was cancelled before it said a word
             await start_stream(send)
             await end_body(send)
@@ -190,6 +194,8 @@ class MCPEndpoint:
             )
             await send_body(send, priming_event)
         await self._relay(stream, live, None, send, receive, session, watcher)
+        if session is not None:
+            await self.sessions.persist(session)
 
     async def _relay(
         self,
@@ -227,14 +233,14 @@ class MCPEndpoint:
 
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         check_get(headers)
-        session = self._session(headers)
+        session = await self._session(headers)
         handshake_header_version(headers)
         resume = headers.get("last-event-id")
         if resume is None:
             if session.standalone.listening:
                 raise HTTPError(409, "Conflict: this session already has an open GET stream")
             stream: DurableStream | None = session.standalone
-            after: int | None = session.standalone.delivered
+            after: int | None = None
         else:
             parsed = await resume_point(self.log, session.id, resume)
             if parsed is None:
@@ -245,9 +251,16 @@ class MCPEndpoint:
                 await self._replay_finished(session, name, after, send)
                 return
         assert stream is not None
+        if stream is session.standalone:
+            await session.standalone.read_what_others_logged()
         live = stream.listen()
         if stream is session.standalone:
             session.standalone.start()
+            # What the session's jobs said while nobody listened here (on another replica,
+            # or before the GET opened) comes first.
+            await session.standalone.catch_up(session.connection.owner_id)
+            if after is None:
+                after = session.standalone.delivered
         await start_stream(send)
         await self._relay(stream, live, after, send, receive, session)
 
@@ -261,12 +274,12 @@ class MCPEndpoint:
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         check_delete(headers)
-        session = self._session(headers)
+        session = await self._session(headers)
         await self.sessions.close(session.id)
         await send_empty(send, 200)
 
-    def _session(self, headers: dict[str, str]) -> HttpSession:
-        session = self.sessions.get(require_session_id(headers))
+    async def _session(self, headers: dict[str, str]) -> HttpSession:
+        session = await self.sessions.get(require_session_id(headers))
         if session is None:
             raise HTTPError(404, "Not Found: unknown or expired session; send initialize to start a new one")
         return session

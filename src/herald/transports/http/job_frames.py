@@ -29,6 +29,8 @@ class JobEventSource(Protocol):
 
     async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]: ...
 
+    async def job_ids(self, owner: str | None = None) -> list[str]: ...
+
 
 #: Finds the job store when a replay first needs it (a session may never see a job).
 JobEvents = Callable[[], JobEventSource]

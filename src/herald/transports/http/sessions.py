@@ -5,6 +5,16 @@ it. Ids come from a CSPRNG (192 bits, URL-safe, visible ASCII). A session's task
 in the registry's task group (the server's lifespan), started and tracked by its
 connection: closing a session cancels its requests, stops its streams, awaits its tasks
 and forgets its events, so nothing it held outlives it.
+
+With a `SessionStore` that replicas share, a session lives in the store and each
+replica holds only a copy: minted on one replica, it is saved there, and any replica
+that receives a request naming it loads it (`get`). A change the client makes to it
+(`initialized`, `logging/setLevel`, a resource subscription) is saved before the reply
+goes out (`persist`), so the client's next request finds it on any replica. A copy checks
+the store at most every `REVALIDATE_SECONDS` (which also keeps the session alive there),
+so a DELETE on one replica ends the session on every replica within that time. Only the
+replica a client's GET stream is open on logs that stream, and it catches up from the job
+store on what was written while nobody listened (`DurableStream.catch_up`).
 """
 
 from __future__ import annotations
@@ -17,14 +27,19 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from herald.protocol.connection import ClientSession
 from herald.protocol.messages import RequestId
+from herald.protocol.session import SessionInput
 from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.stores.eventlog import EventLog
+from herald.stores.sessions import SessionRecord, SessionStore
 from herald.transports.http.streams import STANDALONE, DurableStream, ResponseStream
 
 #: Finished POST streams a session keeps resumable; older ones are dropped from the log.
 RESUMABLE_FINISHED_STREAMS = 64
+#: How long a replica serves its copy of a shared session before it asks the store again.
+REVALIDATE_SECONDS = 1.0
 
 
 class HttpSession:
@@ -42,6 +57,9 @@ class HttpSession:
         log: EventLog,
         max_message_bytes: int,
         tasks: asyncio.TaskGroup,
+        *,
+        shared: bool = False,
+        record: SessionRecord | None = None,
     ) -> None:
         self.id = session_id
         self.log = log
@@ -52,10 +70,21 @@ class HttpSession:
             hold_until_started=False,
             spawn=self.spawn,
             jobs=lambda: server.job_service().store,
+            record_while_unheard=not shared,
         )
         self.connection = Connection(
-            server, self.standalone, max_message_bytes=max_message_bytes, tasks=tasks
+            server,
+            self.standalone,
+            max_message_bytes=max_message_bytes,
+            tasks=tasks,
+            owner_id=record.owner if record is not None else None,
         )
+        #: The session as last saved to (or loaded from) the store, to save only changes.
+        self.saved: SessionRecord | None = None
+        #: When this copy last checked the session was still alive in the store.
+        self.checked = 0.0
+        if record is not None:
+            self.adopt(record)
         self.streams: dict[str, ResponseStream] = {}
         #: Names of finished POST streams whose events are kept for late resumption, oldest first.
         self.finished: collections.deque[str] = collections.deque()
@@ -67,6 +96,37 @@ class HttpSession:
     @property
     def protocol_version(self) -> str | None:
         return self.connection.session.protocol_version if self.connection.session else None
+
+    def record(self) -> SessionRecord | None:
+        """The session as a store keeps it; None until `initialize` has been answered."""
+        session = self.connection.session
+        if session is None:
+            return None
+        return SessionRecord(
+            session_id=self.id,
+            protocol_version=session.protocol_version,
+            owner=self.connection.owner_id,
+            client_capabilities=session.client_capabilities,
+            client_info=session.client_info,
+            log_level=session.log_level,
+            subscriptions=sorted(session.subscriptions),
+            operating=self.connection.protocol.may_notify,
+        )
+
+    def adopt(self, record: SessionRecord) -> None:
+        """Take the session as the store has it (another replica may have changed it)."""
+        protocol = self.connection.protocol
+        if protocol.session is None:
+            protocol.resume(
+                ClientSession(record.protocol_version, record.client_capabilities, record.client_info),
+                operating=record.operating,
+            )
+        elif record.operating and not protocol.may_notify:
+            protocol.handshake.receive(SessionInput.INITIALIZED)
+        assert protocol.session is not None
+        protocol.session.log_level = record.log_level
+        protocol.session.subscriptions = set(record.subscriptions)
+        self.saved = record
 
     def spawn(self, coroutine: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Start a task the session owns; its failure is logged, and ends only that task."""
@@ -97,8 +157,12 @@ class HttpSession:
     def busy(self) -> bool:
         return self.attached > 0 or self.connection.in_flight > 0
 
-    async def aclose(self) -> None:
-        """Cancel the session's requests, end its streams, await its tasks, forget its events."""
+    async def aclose(self, *, forget: bool = True) -> None:
+        """Cancel the session's requests, end its streams, await its tasks, forget its events.
+
+        `forget=False` drops only this replica's copy: the session lives on in the store,
+        and its log with it.
+        """
         if self._closed:
             return
         self._closed = True
@@ -108,14 +172,16 @@ class HttpSession:
             await stream.aclose()
         self.streams.clear()
         await self.connection.aclose(cancel=True)
-        await self.log.forget(self.id)
+        if forget:
+            await self.log.forget(self.id)
 
 
 class SessionRegistry:
     """Every live session of this process, with expiry of idle ones.
 
     `async with registry:` is the server's lifespan: sessions and the expiry sweep are
-    tasks of its group, and leaving the block closes every session.
+    tasks of its group, and leaving the block closes every session. With a `store`, the
+    sessions here are copies of the store's (see the module's docstring).
     """
 
     def __init__(
@@ -126,12 +192,16 @@ class SessionRegistry:
         ttl: float,
         max_message_bytes: int,
         clock: Callable[[], float] = time.monotonic,
+        store: SessionStore | None = None,
     ) -> None:
         self.server = server
         self.log = log
         self.ttl = ttl
         self.max_message_bytes = max_message_bytes
         self.clock = clock
+        self.store = store
+        #: How long a copy is served before the store is asked again (see the module docstring).
+        self.revalidate_seconds = REVALIDATE_SECONDS
         self._sessions: dict[str, HttpSession] = {}
         self._group: asyncio.TaskGroup | None = None
         self._expiry: asyncio.Task[None] | None = None
@@ -150,36 +220,90 @@ class SessionRegistry:
         group, self._group = self._group, None
         if group is not None:
             await group.__aexit__(None, None, None)
+        if self.store is not None:
+            await self.store.aclose()
 
     def __len__(self) -> int:
         return len(self._sessions)
 
     def create(self) -> HttpSession:
+        return self._add(secrets.token_urlsafe(24), None)
+
+    def _add(self, session_id: str, record: SessionRecord | None) -> HttpSession:
         if self._group is None:
             raise RuntimeError("the session registry is not running: use `async with registry`")
         session = HttpSession(
-            secrets.token_urlsafe(24), self.server, self.log, self.max_message_bytes, self._group
+            session_id,
+            self.server,
+            self.log,
+            self.max_message_bytes,
+            self._group,
+            shared=self.store is not None,
+            record=record,
         )
-        session.last_used = self.clock()
+        session.last_used = session.checked = self.clock()
         self._sessions[session.id] = session
         return session
 
-    def get(self, session_id: str) -> HttpSession | None:
-        """The live session with this id, marked as used now; None if unknown or expired."""
+    def held(self, session_id: str) -> HttpSession | None:
+        """This replica's copy of the session, if it holds one (nothing is checked or marked)."""
+        return self._sessions.get(session_id)
+
+    async def get(self, session_id: str) -> HttpSession | None:
+        """The live session with this id, marked as used now; None if unknown or expired.
+
+        With a store, a session minted elsewhere is loaded from it, and a copy held here
+        is checked against it now and then: one ended elsewhere is dropped.
+        """
         session = self._sessions.get(session_id)
+        now = self.clock()
         if session is not None:
-            session.last_used = self.clock()
+            session.last_used = now
+            if self.store is None or now - session.checked < self.revalidate_seconds:
+                return session
+        if self.store is None:
+            return None
+        record = await self.store.load(session_id, self.ttl)
+        session = self._sessions.get(session_id)  # another request may have loaded it meanwhile
+        if record is None:
+            if session is not None:
+                self._sessions.pop(session_id, None)
+                await session.aclose(forget=False)  # ended by another replica, which forgot its log
+            return None
+        if session is None:
+            return self._add(session_id, record)
+        session.checked = now
+        if record != session.saved:
+            session.adopt(record)
         return session
 
+    async def persist(self, session: HttpSession) -> None:
+        """Save what the client changed in the session, before it hears the reply."""
+        if self.store is None:
+            return
+        record = session.record()
+        if record is not None and record != session.saved:
+            await self.store.save(record, self.ttl)
+            session.saved = record
+
     async def close(self, session_id: str) -> bool:
+        """End the session: here, in the store, and its log."""
         session = self._sessions.pop(session_id, None)
-        if session is None:
-            return False
-        await session.aclose()
-        return True
+        ended = session is not None
+        if self.store is not None:
+            ended = await self.store.delete(session_id) or ended
+        if session is not None:
+            await session.aclose()
+        elif ended:
+            await self.log.forget(session_id)
+        return ended
 
     async def expire_idle(self) -> int:
-        """Close every session idle for longer than the TTL; returns how many."""
+        """Close every session idle for longer than the TTL; returns how many.
+
+        With a store, a copy idle here may be in use on another replica: only the copy is
+        dropped, unless the store has let the session expire too.
+        """
         deadline = self.clock() - self.ttl
         idle = [
             sid
@@ -187,6 +311,10 @@ class SessionRegistry:
             if session.last_used < deadline and not session.busy
         ]
         for session_id in idle:
+            if self.store is not None and await self.store.load(session_id, None) is not None:
+                if (session := self._sessions.pop(session_id, None)) is not None:
+                    await session.aclose(forget=False)
+                continue
             await self.close(session_id)
         return len(idle)
 
@@ -197,6 +325,10 @@ class SessionRegistry:
             await self.expire_idle()
 
     async def aclose(self) -> None:
+        """Close every session of this process (at shutdown): a shared one lives on in the store."""
         for session_id in list(self._sessions):
             with contextlib.suppress(Exception):
-                await self.close(session_id)
+                if self.store is None:
+                    await self.close(session_id)
+                elif (session := self._sessions.pop(session_id, None)) is not None:
+                    await session.aclose(forget=False)

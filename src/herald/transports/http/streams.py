@@ -56,13 +56,21 @@ class _RequestEnded:
 
 
 class _JobEventToSend:
-    """Queued among the messages: a job event, logged by reference and rendered as it is sent."""
+    """Queued among the messages: a job's events up to `sequence`, logged by reference.
 
-    __slots__ = ("event", "progress_token")
+    `event` is the last of them when it is in hand (a live event); the pump reads from the
+    job store whatever the stream has not logged yet before it (a catch-up).
+    """
 
-    def __init__(self, event: JobEvent, progress_token: str | int | None) -> None:
-        self.event = event
+    __slots__ = ("event", "job_id", "progress_token", "sequence")
+
+    def __init__(
+        self, job_id: str, sequence: int, progress_token: str | int | None, event: JobEvent | None = None
+    ) -> None:
+        self.job_id = job_id
+        self.sequence = sequence
         self.progress_token = progress_token
+        self.event = event
 
 
 class NoReply:
@@ -131,12 +139,21 @@ class DurableStream:
         spawn: Spawn,
         hold_until_started: bool = True,
         jobs: JobEvents | None = None,
+        record_while_unheard: bool = True,
     ) -> None:
         #: With no log (2026-07-28 streams, which cannot be resumed) nothing is stored.
         #: Without a listener ever, a standalone stream drops what it is sent instead of
         #: storing it: server-initiated messages are advisory, and a session that never
         #: opened its GET stream should not grow a log.
         self.hold_until_started = hold_until_started
+        #: False where replicas share the session: only the replica a client listens on
+        #: records, so two replicas never log one event twice. What happens while nobody
+        #: listens is then not kept, except job events, which the next listener catches up
+        #: on from the job store (`catch_up`).
+        self.record_while_unheard = record_while_unheard
+        #: The last sequence of each job this stream logged: a job event is logged once, and
+        #: a gap before it is filled from the job store, in order.
+        self._logged: dict[str, int] = {}
         #: Starts the pump in the task group of whoever owns the stream (its session or exchange).
         self._spawn = spawn
         self.log = log
@@ -161,6 +178,8 @@ class DurableStream:
     # -- outbox ----------------------------------------------------------------------------------
 
     def send(self, message: Outgoing) -> None:
+        if not self.record_while_unheard and self._listener is None:
+            return
         if self._pump is not None or self.hold_until_started:
             self._incoming.put_nowait(message)
 
@@ -168,10 +187,46 @@ class DurableStream:
         """Send a job event: its place is logged by reference, its frame rendered as it goes out.
 
         The stream starts pumping if it has not: a session's job events are kept for it
-        even before a client listens.
+        even before a client listens (where replicas share the session, the next listener
+        catches up on them instead).
         """
+        if not self.record_while_unheard and self._listener is None:
+            return
         self.start()
-        self._incoming.put_nowait(_JobEventToSend(event, progress_token))
+        self._incoming.put_nowait(_JobEventToSend(event.job_id, event.sequence, progress_token, event))
+
+    async def read_what_others_logged(self) -> None:
+        """Take in what other replicas logged on this stream since this one last did.
+
+        Called before a listener attaches: from then on a live job event finds the stream
+        knowing what it holds, and is not logged again. What was read counts as delivered
+        (by the replica that logged it); a client that wants it again names its last id.
+        """
+        if self.log is None:
+            return
+        elsewhere = await self.log.read_after(self.session, self.name, self.position)
+        for item in elsewhere:
+            if (reference := item.job_event) is not None:
+                last = self._logged.get(reference.job_id, 0)
+                self._logged[reference.job_id] = max(last, reference.sequence)
+        if elsewhere:
+            self.position = self.delivered = max(self.position, elsewhere[-1].position)
+
+    async def catch_up(self, owner: str) -> None:
+        """Queue every event of `owner`'s jobs that this stream has not logged, in order.
+
+        A listener that opens the stream gets, after what the log holds, what happened
+        while nobody listened here: the events a worker or another replica wrote to the
+        job store meanwhile. The pump logs each once (`read_what_others_logged` first).
+        """
+        if self.jobs is None or self.log is None:
+            return
+        source = self.jobs()
+        for job_id in await source.job_ids(owner):
+            job = await source.get(job_id)
+            if job is not None and job.sequence > self._logged.get(job_id, 0):
+                self.start()
+                self._incoming.put_nowait(_JobEventToSend(job_id, job.sequence, job.progress_token))
 
     async def drain(self) -> None:
         if self._pump is not None and self._incoming.qsize() > HIGH_WATER:
@@ -218,18 +273,33 @@ class DurableStream:
                 self.on_finished()
 
     async def _pump_job_event(self, message: _JobEventToSend) -> None:
-        """Log the event's place (a reference: the event itself is in the job store) and relay it."""
-        event = message.event
-        if self.log is None:
-            self.position += 1
+        """Log the events' places (references: the events are in the job store) and relay them.
+
+        An event this stream logged already is skipped; one that follows a gap (events
+        written while nobody listened here) is preceded by the gap, read from the job store.
+        """
+        logged = self._logged.get(message.job_id, 0)
+        if message.sequence <= logged:
+            return
+        if message.event is not None and message.event.sequence == logged + 1:
+            events = [message.event]
+        elif self.jobs is not None:
+            found = await self.jobs().events_after(message.job_id, logged)
+            events = [event for event in found if event.sequence <= message.sequence]
         else:
-            self.position = await self.log.append_job_event(
-                self.session, self.name, event.job_id, event.sequence
-            )
-        if (listener := self._listener) is not None:
-            frame = job_event_frame(event, message.progress_token, self.position)
-            if not self._hand_over(listener, frame):
-                await self._wait_for_room(listener, frame)
+            events = [message.event] if message.event is not None else []
+        for event in events:
+            self._logged[message.job_id] = event.sequence
+            if self.log is None:
+                self.position += 1
+            else:
+                self.position = await self.log.append_job_event(
+                    self.session, self.name, event.job_id, event.sequence
+                )
+            if (listener := self._listener) is not None:
+                frame = job_event_frame(event, message.progress_token, self.position)
+                if not self._hand_over(listener, frame):
+                    await self._wait_for_room(listener, frame)
 
     def _hand_over(self, listener: asyncio.Queue[bytes], frame: bytes) -> bool:
         """Queue the frame for the listener if it has room (the usual case, kept free of awaits)."""

@@ -1,0 +1,271 @@
+"""Replicas and workers behind a real load balancer (haproxy), with kill -9 mid-job.
+
+On Redis: two `giftgenius serve --no-worker` replicas behind haproxy, which sends each
+POST to the next replica in turn (and the GET stream to the first while it is up, so the
+test knows which replica holds it), plus two `giftgenius worker` processes. Four bulk
+analyses start through the balancer: `herald.client` in the handshake era and in
+2026-07-28, the official Python SDK, and `giftgenius bulk --url`. While they run, the
+replica holding the streams and the worker running the first job are killed with
+SIGKILL. The jobs resume on the surviving worker from their checkpoints, every client
+sees every event of its job exactly once after de-duplication with progress that never
+goes back, and `giftgenius bulk` writes its result files.
+
+On SQLite: the same clients and kills with two `giftgenius serve` processes on one file,
+each serving and running jobs; haproxy sends everything to the first until it dies, then
+to the second, which resumes the first one's jobs and serves its sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from herald.client import connect_http
+from herald.jobs.service import RESUMED
+from herald.testing import free_port, wait_until_listening
+from tests.giftgenius.test_bulk_job import employees
+from tests.interop.test_sdk_http import connect as sdk_connect
+from tests.redis_server import redis_server
+from tests.servers import REPO
+
+PEOPLE = 10_000
+#: Long enough for four bulk analyses on two cores, with a takeover in the middle.
+DEADLINE_SECONDS = 300.0
+GIFTGENIUS = [sys.executable, "-m", "giftgenius"]
+
+
+@dataclass
+class Started:
+    process: subprocess.Popen[bytes]
+    stderr: Path
+    port: int | None = None
+
+    def worker_id(self) -> str:
+        """The worker id the process printed when it started."""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            for word in self.stderr.read_text().split():
+                if word.startswith("w-"):
+                    return word.rstrip(":")
+            time.sleep(0.05)
+        raise AssertionError(f"no worker id in {self.stderr.read_text()!r}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def started(argv: list[str], log: Path, port: int | None = None) -> Iterator[Started]:
+    with log.open("wb") as errors:
+        process = subprocess.Popen(argv, cwd=REPO, stderr=errors)
+        try:
+            if port is not None:
+                wait_until_listening(port, process)
+            yield Started(process, log, port)
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+def haproxy_config(port: int, backends: list[int], balance: str) -> str:
+    servers = "\n".join(
+        f"    server r{n} 127.0.0.1:{backend} check inter 200ms fall 1 rise 2"
+        for n, backend in enumerate(backends, 1)
+    )
+    return f"""
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 120s
+    timeout server 120s
+    retries 3
+    option redispatch 1
+    retry-on conn-failure empty-response
+
+frontend mcp
+    bind 127.0.0.1:{port}
+    default_backend replicas
+
+backend replicas
+    balance {balance}
+    # The GET stream goes to r1 while it is up, so the test knows which replica to kill.
+    use-server r1 if METH_GET
+{servers}
+"""
+
+
+@contextlib.contextmanager
+def balancer(tmp_path: Path, backends: list[int], balance: str) -> Iterator[str]:
+    if shutil.which("haproxy") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("haproxy is not installed (make test installs it: make service-deps)")
+        pytest.skip("haproxy is not installed; run make service-deps")
+    port = free_port()
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(haproxy_config(port, backends, balance))
+    with started(["haproxy", "-f", str(config), "-db"], tmp_path / "haproxy.log", port):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@dataclass
+class Followed:
+    """What one client saw of its job: events by id, in the order first seen."""
+
+    job_id: str = ""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: int = 0
+    progressed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def take(self, event: dict[str, Any]) -> None:
+        if any(seen["eventId"] == event["eventId"] for seen in self.events):
+            self.duplicates += 1
+            return
+        self.events.append(event)
+        if event.get("percentage", 0) >= 40:
+            self.progressed.set()
+
+    def check(self) -> None:
+        """Every event once, in sequence order, with no gap, progress rising, ending completed."""
+        sequences = [int(event["eventId"].rsplit(":", 1)[1]) for event in self.events]
+        assert sequences == list(range(1, len(sequences) + 1)), sequences
+        kinds = [event["type"] for event in self.events]
+        assert kinds[0] == "job.created", kinds
+        assert kinds[-1] == "job.completed", kinds
+        progress = [event["percentage"] for event in self.events if event["type"] == "job.progress"]
+        assert progress == sorted(progress), "progress never goes back"
+
+
+async def follow_with_herald(url: str, csv_text: str, modern: bool, seen: Followed) -> None:
+    async with connect_http(url, modern=modern, reconnect_timeout=60) as client:
+        started_job = await client.call_tool("start_bulk_gift_analysis", {"csv": csv_text})
+        seen.job_id = started_job["structuredContent"]["jobId"]
+        async for event in client.job_events(seen.job_id):
+            seen.take(event.to_params())
+
+
+async def follow_with_sdk(url: str, csv_text: str, seen: Followed) -> None:
+    async with sdk_connect(url, "handshake") as client:
+        result = await client.call_tool("start_bulk_gift_analysis", {"csv": csv_text})
+        assert result.structured_content is not None
+        seen.job_id = result.structured_content["jobId"]
+        cursor: str | None = None
+        while True:
+            arguments: dict[str, Any] = {"jobId": seen.job_id}
+            if cursor is not None:
+                arguments["cursor"] = cursor
+            status = (await client.call_tool("get_job_status", arguments)).structured_content
+            assert status is not None
+            for event in status["events"]:
+                seen.take(event)
+            cursor = status["nextCursor"]
+            if status["pollAfterMs"] is None:
+                return
+            await asyncio.sleep(status["pollAfterMs"] / 1000)
+
+
+async def job_worker(store: str, job_id: str) -> str | None:
+    from herald.stores.location import open_stores
+
+    stores = open_stores(store, app_name="giftgenius")
+    try:
+        job = await stores.jobs.get(job_id)
+        return job.worker if job is not None else None
+    finally:
+        await stores.jobs.aclose()
+        await stores.log.aclose()
+        if stores.sessions is not None:
+            await stores.sessions.aclose()
+
+
+async def scenario(
+    url: str, store: str, csv_text: str, doomed_replica: Started, workers: dict[str, Started]
+) -> tuple[list[Followed], set[str]]:
+    """Start three jobs, kill -9 the stream's replica and the first job's worker, follow to the end."""
+    herald_handshake, herald_modern, sdk = Followed(), Followed(), Followed()
+    killed: set[str] = set()
+    async with asyncio.timeout(DEADLINE_SECONDS), asyncio.TaskGroup() as clients:
+        clients.create_task(follow_with_herald(url, csv_text, False, herald_handshake))
+        clients.create_task(follow_with_herald(url, csv_text, True, herald_modern))
+        clients.create_task(follow_with_sdk(url, csv_text, sdk))
+        await herald_handshake.progressed.wait()  # past its first checkpoint
+        worker_id = await job_worker(store, herald_handshake.job_id)
+        assert worker_id in workers, (worker_id, list(workers))
+        workers[worker_id].kill()
+        killed.add(worker_id)
+        if doomed_replica is not workers[worker_id]:
+            doomed_replica.kill()
+    return [herald_handshake, herald_modern, sdk], killed
+
+
+@pytest.fixture(params=["redis", "sqlite"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_jobs_survive_kill_9_of_a_replica_and_a_worker_behind_a_balancer(
+    store_kind: str, tmp_path: Path
+) -> None:
+    csv_file = tmp_path / "people.csv"
+    csv_file.write_text(employees(PEOPLE))
+    out = tmp_path / "gifts.json"
+    with contextlib.ExitStack() as stack:
+        if store_kind == "redis":
+            store = stack.enter_context(redis_server())
+            serve_options = ["--no-worker"]
+        else:
+            store = f"sqlite:///{tmp_path / 'store.db'}"
+            serve_options = []
+        replicas = []
+        for n in range(2):
+            port = free_port()
+            argv = [*GIFTGENIUS, "serve", "--port", str(port), "--store", store, "--job-lease", "1"]
+            replicas.append(
+                stack.enter_context(started([*argv, *serve_options], tmp_path / f"r{n}.log", port))
+            )
+        workers: dict[str, Started] = {}
+        if store_kind == "redis":
+            for n in range(2):
+                argv = [*GIFTGENIUS, "worker", "--store", store, "--job-lease", "1"]
+                worker = stack.enter_context(started(argv, tmp_path / f"w{n}.log"))
+                workers[worker.worker_id()] = worker
+        else:  # each replica is its own worker
+            workers = {replica.worker_id(): replica for replica in replicas}
+        balance = "roundrobin" if store_kind == "redis" else "first"
+        url = stack.enter_context(balancer(tmp_path, [replica.port or 0 for replica in replicas], balance))
+        bulk = subprocess.Popen(
+            [*GIFTGENIUS, "bulk", str(csv_file), "--url", url, "--out", str(out)],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        followed, killed = asyncio.run(scenario(url, store, csv_file.read_text(), replicas[0], workers))
+        _, bulk_errors = bulk.communicate(timeout=DEADLINE_SECONDS)
+        assert replicas[0].process.poll() is not None, "the replica holding the streams was killed"
+    for seen in followed:
+        seen.check()
+    resumed = [seen for seen in followed if any(event.get("stage") == RESUMED for event in seen.events)]
+    assert followed[0] in resumed, "the first job was taken over by the surviving worker"
+    assert bulk.returncode == 0, bulk_errors.decode()
+    result = orjson.loads(out.read_text())
+    assert result["summary"]["people"] == PEOPLE, result["summary"]
+    assert out.with_suffix(".csv").read_text().count("\n") == PEOPLE + 1, "a header and a row per person"
+    assert killed, "a worker was killed"

@@ -1,0 +1,139 @@
+"""Serve-only replicas and workers on one store: a replica queues, a worker runs, all hear.
+
+A replica made with `takes_jobs=False` (`serve --no-worker`) creates the jobs its clients
+start with no worker; a worker (`giftgenius worker`) claims them, one claimer winning
+each, and runs them. The replica's client still hears every event, in order, because
+each process follows what the others write to the store (Redis pub/sub hints, or a look
+at the SQLite file's recent changes). Cancelling on the replica stops the worker's run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herald import Server
+from herald.jobs.store import JobStore
+from herald.runtime import JobContext
+from herald.stores.redis import RedisJobStore
+from herald.stores.sqlite import SqliteJobStore
+from herald.testing import InMemoryClient, connect
+from tests.redis_server import redis_server
+
+StoreFactory = Callable[[], JobStore]
+
+
+def gift_server(store: JobStore, *, takes_jobs: bool, ran: list[str]) -> Server:
+    server = Server("workers", takes_jobs=takes_jobs)
+    server.use_job_store(store)
+
+    @server.job()
+    async def count(steps: int, ctx: JobContext) -> dict[str, Any]:
+        """Counts to `steps`, one every 10 ms."""
+        ran.append(server.job_service().worker_id)
+        for step in range(1, steps + 1):
+            await ctx.report_progress(100 * step / steps, f"step {step}")
+            await asyncio.sleep(0.01)
+        return {"steps": steps}
+
+    return server
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+    if request.param == "sqlite":
+        yield lambda: SqliteJobStore(tmp_path / "store.db")
+        return
+    with redis_server() as url:
+        prefixes = itertools.count()
+        prefix = f"workers-{next(prefixes)}"
+        yield lambda: RedisJobStore.from_url(url, prefix=prefix)
+
+
+@asynccontextmanager
+async def started(*servers: Server) -> AsyncIterator[None]:
+    for server in servers:
+        await server.start_jobs()
+    try:
+        yield
+    finally:
+        for server in servers:
+            await server.stop_jobs()
+
+
+async def job_events(client: InMemoryClient, job_id: str, until: str) -> list[dict[str, Any]]:
+    """The job's notifications as the client received them, once the `until` kind arrived."""
+
+    def of_job() -> list[dict[str, Any]]:
+        return [
+            n["params"]
+            for n in client.notifications
+            if n["method"].startswith("notifications/job/") and n["params"]["jobId"] == job_id
+        ]
+
+    async with asyncio.timeout(15):
+        while not any(event["type"] == f"job.{until}" for event in of_job()):  # noqa: ASYNC110  # the client's inbox has no event to wait on
+            await asyncio.sleep(0.02)
+    return of_job()
+
+
+async def test_a_serve_only_replica_queues_and_a_worker_runs_while_its_client_hears_all(
+    stores: StoreFactory,
+) -> None:
+    ran: list[str] = []
+    replica = gift_server(stores(), takes_jobs=False, ran=ran)
+    workers = [gift_server(stores(), takes_jobs=True, ran=ran) for _ in range(2)]
+    async with started(replica, *workers), connect(replica) as client:
+        answers = [await client.call_tool("count", {"steps": 5}) for _ in range(4)]
+        ids = [answer["structuredContent"]["jobId"] for answer in answers]
+        for job_id in ids:
+            events = await job_events(client, job_id, "completed")
+            kinds = [event["type"].removeprefix("job.") for event in events]
+            assert kinds[:2] == ["created", "started"], kinds
+            assert kinds[-1] == "completed", kinds
+            sequences = [int(event["eventId"].rsplit(":", 1)[1]) for event in events]
+            assert sequences == sorted(set(sequences)), "each event once, in order"
+            progress = [event["percentage"] for event in events if event["type"] == "job.progress"]
+            assert progress == sorted(progress), "progress never goes back"
+            assert progress[-1] == 100
+            job = await replica.job_service().get(job_id)
+            assert job.worker in {worker.job_service().worker_id for worker in workers}
+        assert len(ran) == 4, "each job ran exactly once"
+        assert replica.job_service().worker_id not in ran, "the serve-only replica ran nothing"
+
+
+async def test_a_job_cancelled_on_the_replica_stops_on_its_worker(stores: StoreFactory) -> None:
+    ran: list[str] = []
+    replica = gift_server(stores(), takes_jobs=False, ran=ran)
+    worker = gift_server(stores(), takes_jobs=True, ran=ran)
+    async with started(replica, worker), connect(replica) as client:
+        job_id = (await client.call_tool("count", {"steps": 10_000}))["structuredContent"]["jobId"]
+        await job_events(client, job_id, "progress")
+        await client.call_tool("cancel_job", {"jobId": job_id})
+        async with asyncio.timeout(10):
+            while worker.job_runner().running:  # noqa: ASYNC110  # the runner ends the task itself
+                await asyncio.sleep(0.02)
+        job = await worker.job_service().get(job_id)
+        assert job.status == "cancelled"
+        assert job.percentage < 100, "the worker stopped instead of running to the end"
+
+
+async def test_a_queued_job_of_a_tool_no_worker_knows_waits_for_one_that_does(tmp_path: Path) -> None:
+    ran: list[str] = []
+    replica = gift_server(SqliteJobStore(tmp_path / "store.db"), takes_jobs=False, ran=ran)
+    stranger = Server("other tools")
+    stranger.use_job_store(SqliteJobStore(tmp_path / "store.db"))
+    async with started(replica, stranger), connect(replica) as client:
+        job_id = (await client.call_tool("count", {"steps": 1}))["structuredContent"]["jobId"]
+        assert await stranger.job_runner().take_queued() == []
+        assert await stranger.job_runner().recover() == [], "a queued job is not an orphan to fail"
+        assert (await replica.job_service().get(job_id)).status == "pending"
+        worker = gift_server(SqliteJobStore(tmp_path / "store.db"), takes_jobs=True, ran=ran)
+        async with started(worker):
+            assert (await job_events(client, job_id, "completed"))[-1]["type"] == "job.completed"
