@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from herald.jobs.machine import TRANSITIONS, Outcome
+from herald.jobs.service import JobService
 from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore, transition_table_lua
 from herald.testing import check_event_log, check_job_store, check_session_store
 from tests.redis_server import redis_server
@@ -61,3 +62,37 @@ def test_the_scripts_transition_table_is_the_machine_s() -> None:
     }
     table = transition_table_lua()
     assert {entry.split('"')[1] for entry in table.strip("{}").split(", ")} == moves
+
+
+async def test_every_write_is_hinted_creation_included(redis_url: str) -> None:
+    """A job's creation is hinted like its changes: a queued job wakes the workers at once."""
+    prefix = fresh()
+    following, writing = (RedisJobStore.from_url(redis_url, prefix=prefix) for _ in range(2))
+    heard: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+
+    async def hear(job_id: str, sequence: int) -> None:
+        heard.put_nowait((job_id, sequence))
+
+    async def next_of(job_id: str) -> int:
+        """The sequence of the next hint about `job_id` (hints of the probes are passed over)."""
+        while (hinted := await heard.get())[0] != job_id:
+            pass
+        return hinted[1]
+
+    writer = JobService(writing)
+    try:
+        async with asyncio.TaskGroup() as tasks:
+            follower = tasks.create_task(following.follow_writers(hear))
+            async with asyncio.timeout(10):
+                # The subscription is in place once a write made after it is heard.
+                while heard.empty():  # pub/sub says nothing of a new subscriber
+                    await writer.create("probe", {})
+                    await asyncio.sleep(0.05)
+                job = await writer.create("queued", {}, queued=True)
+                assert await next_of(job.job_id) == 1, "the creation is hinted"
+                await writer.start(job.job_id)
+                assert await next_of(job.job_id) == 2, "and each change after it"
+            follower.cancel()
+    finally:
+        await following.aclose()
+        await writing.aclose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord, epoch_seconds
+from herald.jobs.service import JobService
 from herald.stores import StoreError
 from herald.stores.sqlite import JOB_SCHEMA_VERSION, SqliteJobStore
 
@@ -226,3 +228,30 @@ async def test_a_file_with_workers_but_no_retention_is_upgraded(tmp_path: Path) 
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone() == (JOB_SCHEMA_VERSION,)
     db.close()
+
+
+async def test_a_process_hears_every_event_another_writes_to_the_file_even_all_at_once(
+    tmp_path: Path,
+) -> None:
+    """A job this process queued, started and completed by another between two looks, is told whole."""
+    path = tmp_path / "shared.db"
+    following, writing = SqliteJobStore(path), SqliteJobStore(path)
+    listener = JobService(following)
+    told: list[tuple[str, int]] = []
+    listener.subscribe(lambda job, event: told.append((event.kind, event.sequence)))
+    writer = JobService(writing)
+    try:
+        async with asyncio.TaskGroup() as tasks:
+            follower = tasks.create_task(following.follow_writers(listener.hear))
+            await asyncio.sleep(0)  # the follower takes note of when it began
+            job = await listener.create("instant", {}, queued=True)
+            await writer.start(job.job_id)
+            await writer.complete(job.job_id, "herald://jobs/x/result.json")
+            async with asyncio.timeout(10):
+                while len(told) < 3:  # noqa: ASYNC110  # the follower looks five times a second
+                    await asyncio.sleep(0.05)
+            follower.cancel()
+    finally:
+        await following.aclose()
+        await writing.aclose()
+    assert told == [("created", 1), ("started", 2), ("completed", 3)]

@@ -90,7 +90,8 @@ async def test_a_serve_only_replica_queues_and_a_worker_runs_while_its_client_he
     replica = gift_server(stores(), takes_jobs=False, ran=ran)
     workers = [gift_server(stores(), takes_jobs=True, ran=ran) for _ in range(2)]
     async with started(replica, *workers), connect(replica) as client:
-        answers = [await client.call_tool("count", {"steps": 5}) for _ in range(4)]
+        # Some jobs end at once: within one look at the SQLite file, they are told whole all the same.
+        answers = [await client.call_tool("count", {"steps": 5 * (n % 2)}) for n in range(4)]
         ids = [answer["structuredContent"]["jobId"] for answer in answers]
         for job_id in ids:
             events = await job_events(client, job_id, "completed")
@@ -101,7 +102,7 @@ async def test_a_serve_only_replica_queues_and_a_worker_runs_while_its_client_he
             assert sequences == sorted(set(sequences)), "each event once, in order"
             progress = [event["percentage"] for event in events if event["type"] == "job.progress"]
             assert progress == sorted(progress), "progress never goes back"
-            assert progress[-1] == 100
+            assert progress[-1:] in ([], [100])
             job = await replica.job_service().get(job_id)
             assert job.worker in {worker.job_service().worker_id for worker in workers}
         assert len(ran) == 4, "each job ran exactly once"

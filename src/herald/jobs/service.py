@@ -231,11 +231,13 @@ class JobService:
             self._told.popitem(last=False)
         self._listeners.tell(job, event)
 
-    async def hear(self, job_id: str, sequence: int) -> None:
-        """Event `sequence` of `job_id` was written, perhaps by another process: tell what is new.
+    async def hear(self, job_id: str, sequence: int, since: int | None = None) -> None:
+        """Events of `job_id` up to `sequence` were written, perhaps by another process: tell what is new.
 
         The events come from the store, so listeners here hear a job that runs in another
         process (a replica, a worker) exactly as one that runs here, in order and once.
+        For a job this service has told nothing of, the telling starts after `since` (by
+        default, with event `sequence` itself).
         """
         told = self._told.get(job_id)
         if told is not None and sequence <= told:
@@ -244,5 +246,6 @@ class JobService:
         job = await self.store.get(job_id)
         if job is None:
             return
-        for event in await self.store.events_after(job_id, told if told is not None else sequence - 1):
+        start = told if told is not None else since if since is not None else sequence - 1
+        for event in await self.store.events_after(job_id, start):
             self._announce(job, event)

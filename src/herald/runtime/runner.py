@@ -226,6 +226,8 @@ class JobRunner:
             self._tasks.pop(job_id, None)
             self._contexts.pop(job_id, None)
             self._admit()  # its slot is free
+            if self.takes_jobs:
+                self._wake.set()  # for a queued job too
 
         task.add_done_callback(forget)
 
@@ -540,12 +542,26 @@ class JobRunner:
                 await self.service.store.release_lease(self.service.worker_id)
 
 
+#: How long shutdown waits for one of the runner's own tasks to stop once cancelled.
+STOP_WAIT_SECONDS = 5.0
+
+
 async def _stopped(task: asyncio.Task[None] | None) -> None:
-    """Cancel one of the runner's own tasks, if it has one, and wait for it."""
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    """Cancel one of the runner's own tasks, if it has one, and wait for it (a bounded while).
+
+    A task stuck in a store call that ignores cancellation must not hold shutdown up
+    for ever: after `STOP_WAIT_SECONDS` it is left to the loop's end, and said.
+    """
+    if task is None:
+        return
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
+    if not done:
+        logger.warning(
+            "%s did not stop within %.0f s of shutdown; leaving it", task.get_name(), STOP_WAIT_SECONDS
+        )
+    elif not task.cancelled() and (error := task.exception()) is not None:
+        logger.warning("%s had failed: %r", task.get_name(), error)
 
 
 def _log_to(job_id: str) -> Callable[[str, Any], None]:

@@ -21,6 +21,7 @@ Redis errors become `StoreError`, the original chained.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -73,14 +74,16 @@ redis.call('PUBLISH', ARGV[6], ARGV[7])
 return 'ok'
 """
 
-#: KEYS: meta, status, events. ARGV: event json, then meta pairs, '|', status pairs.
+#: KEYS: meta, status, events. ARGV: event json, the hint channel and message, then meta
+#: pairs, '|', status pairs. The hint wakes workers for a job queued with no worker.
 CREATE_SCRIPT: Final = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 local split = 0
-for index = 2, #ARGV do if ARGV[index] == '|' then split = index end end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2, split - 1))
+for index = 4, #ARGV do if ARGV[index] == '|' then split = index end end
+redis.call('HSET', KEYS[1], unpack(ARGV, 4, split - 1))
 redis.call('HSET', KEYS[2], unpack(ARGV, split + 1))
 redis.call('XADD', KEYS[3], '1-0', 'e', ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 'ok'
 """
 
@@ -98,6 +101,24 @@ return position
 
 #: A lease that lapsed this long ago is dropped on the next renewal of any worker.
 FORGET_LEASES_AFTER: Final = 3600.0
+
+
+#: How long one read of the hint subscription waits: also how long it takes to stop.
+HINT_WAIT_SECONDS: Final = 0.5
+
+#: Connections one store opens to Redis at most. A burst of calls beyond that (100 jobs
+#: starting at once) waits for a free connection, up to `POOL_WAIT_SECONDS`, instead of
+#: failing, so each replica and worker costs Redis a bounded number of clients.
+POOL_CONNECTIONS: Final = 32
+POOL_WAIT_SECONDS: Final = 20.0
+
+
+def connect_redis(url: str) -> aioredis.Redis:
+    """A client for `url` whose connections are pooled and bounded (`POOL_CONNECTIONS`)."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=POOL_CONNECTIONS, timeout=POOL_WAIT_SECONDS
+    )
+    return aioredis.Redis.from_pool(pool)
 
 
 async def _guarded(call: Awaitable[Any]) -> Any:
@@ -135,7 +156,7 @@ class RedisJobStore:
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisJobStore:
-        return cls(aioredis.Redis.from_url(url), **options)
+        return cls(connect_redis(url), **options)
 
     def _key(self, job_id: str, part: str) -> str:
         return f"{self._prefix}:{{job:{job_id}}}:{part}"
@@ -168,7 +189,8 @@ class RedisJobStore:
             self._key(job.job_id, "status"),
             self._key(job.job_id, "events"),
         ]
-        args = [orjson.dumps(event.to_params()), *meta, "|", *_status_pairs(job)]
+        hint = [self._index("job-events"), f"{job.job_id}|{event.sequence}"]
+        args = [orjson.dumps(event.to_params()), *hint, *meta, "|", *_status_pairs(job)]
         if await _guarded(self._create(keys=keys, args=args)) == b"exists":
             raise StoreError(f"a job {job.job_id!r} exists already")
 
@@ -203,14 +225,23 @@ class RedisJobStore:
                 await _guarded(indexes.execute())
 
     async def get(self, job_id: str) -> JobRecord | None:
+        return (await self._get_many([job_id]))[0]
+
+    async def _get_many(self, job_ids: list[str]) -> list[JobRecord | None]:
+        """The jobs, in one round trip however many (a worker looks at every queued one)."""
         async with self._redis.pipeline(transaction=False) as reads:
-            reads.hgetall(self._key(job_id, "meta"))
-            reads.hgetall(self._key(job_id, "status"))
-            meta, status = await _guarded(reads.execute())
-        if not meta or not status:
-            return None
-        values = {name.decode(): orjson.loads(value) for name, value in {**meta, **status}.items()}
-        return JobRecord(job_id=job_id, **values)
+            for job_id in job_ids:
+                reads.hgetall(self._key(job_id, "meta"))
+                reads.hgetall(self._key(job_id, "status"))
+            found = await _guarded(reads.execute())
+        jobs: list[JobRecord | None] = []
+        for job_id, meta, status in zip(job_ids, found[::2], found[1::2], strict=True):
+            if not meta or not status:
+                jobs.append(None)
+                continue
+            values = {name.decode(): orjson.loads(value) for name, value in {**meta, **status}.items()}
+            jobs.append(JobRecord(job_id=job_id, **values))
+        return jobs
 
     async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
         entries = await _guarded(self._redis.xrange(self._key(job_id, "events"), f"{sequence + 1}-0", "+"))
@@ -218,7 +249,7 @@ class RedisJobStore:
 
     async def _jobs(self, index: str) -> list[JobRecord]:
         ids = await _guarded(self._redis.zrange(self._index(index), 0, -1))
-        found = [await self.get(job_id.decode()) for job_id in ids]
+        found = await self._get_many([job_id.decode() for job_id in ids]) if ids else []
         return [job for job in found if job is not None]
 
     async def unfinished(self) -> list[JobRecord]:
@@ -302,12 +333,32 @@ class RedisJobStore:
         A hint only (pub/sub, at most once): `hear(job_id, sequence)` reads the events from
         the job's Stream, which is the truth, so a lost hint only delays what the next one
         (or a poll) brings. The writer hears its own hints too, and ignores what it has told.
+
+        The subscription is read by a task of its own that is never cancelled: a redis-py
+        read cancelled half-way can leave its connection unable to close, which held up
+        shutdown. Cancelling this call tells the reader to stop, and it does within
+        `HINT_WAIT_SECONDS`, closing its subscription cleanly.
         """
+        stop = asyncio.Event()
+        reader = asyncio.get_running_loop().create_task(self._read_hints(hear, stop))
+        try:
+            await asyncio.shield(reader)
+        finally:
+            stop.set()
+            # Owned here: it ends before this call does (cancelled, as a last resort, if a
+            # read outlives its own timeout several times over).
+            if not (await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS))[0]:
+                reader.cancel()
+                await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS)
+
+    async def _read_hints(self, hear: Callable[[str, int], Awaitable[None]], stop: asyncio.Event) -> None:
         pubsub = self._redis.pubsub()
         try:
             await _guarded(pubsub.subscribe(self._index("job-events")))
-            while True:
-                message = await _guarded(pubsub.get_message(ignore_subscribe_messages=True, timeout=None))
+            while not stop.is_set():
+                message = await _guarded(
+                    pubsub.get_message(ignore_subscribe_messages=True, timeout=HINT_WAIT_SECONDS)
+                )
                 if message is None or message.get("type") != "message":
                     continue
                 job_id, _, sequence = bytes(message["data"]).decode().rpartition("|")
@@ -342,7 +393,7 @@ class RedisEventLog:
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisEventLog:
-        return cls(aioredis.Redis.from_url(url), **options)
+        return cls(connect_redis(url), **options)
 
     def _key(self, session: str, part: str) -> str:
         return f"{self._prefix}:{{s:{session}}}:{part}"
@@ -412,7 +463,7 @@ class RedisSessionStore:
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisSessionStore:
-        return cls(aioredis.Redis.from_url(url), **options)
+        return cls(connect_redis(url), **options)
 
     def _key(self, session_id: str) -> str:
         return f"{self._prefix}:{{s:{session_id}}}:session"

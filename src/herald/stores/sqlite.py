@@ -391,27 +391,28 @@ class SqliteJobStore:
         rows = await self._thread.call(_fetch_all, self._db, query, parameters)
         return [str(row[0]) for row in rows]
 
-    async def follow_writers(self, hear: Callable[[str, int], Awaitable[None]]) -> None:
+    async def follow_writers(self, hear: Callable[[str, int, int], Awaitable[None]]) -> None:
         """Hear of the events other processes write to this file, until cancelled.
 
         SQLite has no way to tell another process of a commit, so this looks, every
-        `FOLLOW_EVERY_SECONDS`, at the jobs changed lately: `hear(job_id, sequence)` is
-        called with the first event not seen yet, and reads that one and those after it
-        from the job's events, which are the truth. The window reaches `FOLLOW_OVERLAP_SECONDS`
-        back, so a write committed late with an earlier timestamp (another process's
-        clock read before ours) is still seen; what was seen already is skipped.
+        `FOLLOW_EVERY_SECONDS`, at the jobs changed lately: `hear(job_id, sequence, since)`
+        is called with the job's latest event and the last one seen before it, and reads
+        what it has not told from the job's events, which are the truth. The window
+        reaches `FOLLOW_OVERLAP_SECONDS` back, so a write committed late with an earlier
+        timestamp (another process's clock read before ours) is still seen; what was seen
+        already is skipped.
         """
         started = timestamp(datetime.fromtimestamp(self._clock(), UTC))
         seen: collections.OrderedDict[str, int] = collections.OrderedDict()
         while True:
             await asyncio.sleep(FOLLOW_EVERY_SECONDS)
-            since = timestamp(datetime.fromtimestamp(self._clock() - FOLLOW_OVERLAP_SECONDS, UTC))
+            window = timestamp(datetime.fromtimestamp(self._clock() - FOLLOW_OVERLAP_SECONDS, UTC))
             rows = await self._thread.call(
                 _fetch_all,
                 self._db,
                 "SELECT job_status.job_id, sequence, created_at FROM job_status JOIN jobs"
                 " ON jobs.job_id = job_status.job_id WHERE updated_at >= ?",
-                (since,),
+                (window,),
             )
             for job_id, sequence, created_at in rows:
                 last = seen.get(job_id)
@@ -419,12 +420,12 @@ class SqliteJobStore:
                     continue
                 # A job created since we began is told from its first event; an older one
                 # from the event that brought it into view.
-                first = last + 1 if last is not None else 1 if created_at >= started else sequence
+                since = last if last is not None else 0 if created_at >= started else sequence - 1
                 seen[job_id] = sequence
                 seen.move_to_end(job_id)
                 if len(seen) > FOLLOWED_JOBS:
                     seen.popitem(last=False)
-                await hear(job_id, first)
+                await hear(job_id, sequence, since)
 
     async def prune(self, now: float, retention: float) -> list[str]:
         return await self._thread.call(self._prune, now, retention)
