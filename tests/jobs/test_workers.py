@@ -42,6 +42,14 @@ def gift_server(store: JobStore, *, takes_jobs: bool, ran: list[str]) -> Server:
             await asyncio.sleep(0.01)
         return {"steps": steps}
 
+    @server.job()
+    async def stuck(ctx: JobContext) -> dict[str, Any]:
+        """Reports once, then waits for ever: it writes nothing more to notice a cancel by."""
+        ran.append(server.job_service().worker_id)
+        await ctx.report_progress(10, "waiting")
+        await asyncio.Event().wait()
+        return {}
+
     return server
 
 
@@ -123,6 +131,22 @@ async def test_a_job_cancelled_on_the_replica_stops_on_its_worker(stores: StoreF
         job = await worker.job_service().get(job_id)
         assert job.status == "cancelled"
         assert job.percentage < 100, "the worker stopped instead of running to the end"
+
+
+async def test_a_cancel_on_the_replica_stops_a_worker_s_function_that_writes_nothing(
+    stores: StoreFactory,
+) -> None:
+    ran: list[str] = []
+    replica = gift_server(stores(), takes_jobs=False, ran=ran)
+    worker = gift_server(stores(), takes_jobs=True, ran=ran)
+    async with started(replica, worker), connect(replica) as client:
+        job_id = (await client.call_tool("stuck"))["structuredContent"]["jobId"]
+        await job_events(client, job_id, "progress")
+        await client.call_tool("cancel_job", {"jobId": job_id})
+        async with asyncio.timeout(10):
+            while worker.job_runner().running:  # noqa: ASYNC110  # the runner ends the task itself
+                await asyncio.sleep(0.02)
+        assert (await worker.job_service().get(job_id)).status == "cancelled"
 
 
 async def test_a_queued_job_of_a_tool_no_worker_knows_waits_for_one_that_does(tmp_path: Path) -> None:

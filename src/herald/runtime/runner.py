@@ -85,6 +85,10 @@ class JobFunction:
     resumable: bool = False
 
 
+#: Endings another process may record for a job that runs here; the runner records its own
+#: only after the function stopped, and records completion itself while it has not.
+ENDED_ELSEWHERE = frozenset({"cancelled", "failed"})
+
 #: How often a worker looks for queued jobs when no hint woke it (hints come on Redis and
 #: from the store's own follower; this is the floor when every hint was lost).
 PICK_UP_EVERY_SECONDS = 1.0
@@ -134,8 +138,9 @@ class JobRunner:
         takes_jobs: bool = True,
     ) -> None:
         self.service = service
-        #: False for a process that only serves (`serve --no-worker`): it queues the jobs
-        #: it creates, holds no lease, and runs nothing; workers take the jobs.
+        #: False for a process that only serves (`serve --no-worker`): its job tools queue
+        #: the jobs they create, and workers take them. It still holds a lease, for the MCP
+        #: tasks its requests run here.
         self.takes_jobs = takes_jobs
         if lease_seconds <= 0:
             raise ValueError(f"a worker's lease must last some time, not {lease_seconds} s")
@@ -402,12 +407,16 @@ class JobRunner:
         """A job was queued somewhere (wake the pick-up), or ended elsewhere while it runs here."""
         if event.kind == "created" and job.worker is None:
             self._wake.set()
-        elif job.terminal and job.job_id in self._tasks and job.worker != self.service.worker_id:
-            # Cancelled on another replica: stop the function now rather than at its next write.
-            context = self._contexts.get(job.job_id)
-            if context is not None and not context.ending:
-                context.cancel_requested.set()
-                self._tasks[job.job_id].cancel()
+            return
+        # Cancelled on another replica (or failed by one that took this worker for dead)
+        # while the function runs here: stop it now, not at its next write. This runner
+        # records such an ending itself only once the function has stopped (`ending`).
+        context = self._contexts.get(job.job_id)
+        if event.kind not in ENDED_ELSEWHERE or context is None or context.ending:
+            return
+        if (task := self._tasks.get(job.job_id)) is not None:
+            context.cancel_requested.set()
+            task.cancel()
 
     async def _take_queued(self) -> None:
         """Start queued jobs while slots are free: when a hint wakes us, or every few moments."""
