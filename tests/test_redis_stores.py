@@ -70,7 +70,7 @@ async def test_every_write_is_hinted_creation_included(redis_url: str) -> None:
     following, writing = (RedisJobStore.from_url(redis_url, prefix=prefix) for _ in range(2))
     heard: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
 
-    async def hear(job_id: str, sequence: int) -> None:
+    async def hear(job_id: str, sequence: int, since: int | None = None) -> None:
         heard.put_nowait((job_id, sequence))
 
     async def next_of(job_id: str) -> int:

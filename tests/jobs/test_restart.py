@@ -147,16 +147,26 @@ def test_a_job_cancelled_on_another_server_ends_once(tmp_path: Path) -> None:
     assert [event["type"] for event in final["events"]].count("job.cancelled") == 1
 
 
-def test_a_killed_servers_job_is_failed_once_by_the_server_still_running(tmp_path: Path) -> None:
+@contextmanager
+def one_killed_mid_job(
+    tmp_path: Path, tool: str, arguments: dict[str, Any], events: int = 3
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Two servers on one file; `tool` starts on one, killed (SIGKILL) once the job reported
+    `events` progress events. Yields the survivor's URL, the job's id and its status then."""
     script = tmp_path / "server.py"
     script.write_text(SERVER)
     database = tmp_path / "jobs.db"
     with running_server(script, database) as (_, survivor):
         with running_server(script, database) as (first, doomed):
-            job_id = structured(doomed, "slow", {"steps": 10_000})["jobId"]
-            until_progressed(doomed, job_id)
+            job_id = structured(doomed, tool, arguments)["jobId"]
+            before = until_progressed(doomed, job_id, events=events)
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=10)
+        yield survivor, job_id, before
+
+
+def test_a_killed_servers_job_is_failed_once_by_the_server_still_running(tmp_path: Path) -> None:
+    with one_killed_mid_job(tmp_path, "slow", {"steps": 10_000}) as (survivor, job_id, _):
         after = until_ended(survivor, job_id)
     assert after["status"] == "failed"
     assert after["error"]["code"] == "interrupted"
@@ -164,15 +174,7 @@ def test_a_killed_servers_job_is_failed_once_by_the_server_still_running(tmp_pat
 
 
 def test_a_killed_servers_resumable_job_goes_on_from_its_checkpoint_on_the_other(tmp_path: Path) -> None:
-    script = tmp_path / "server.py"
-    script.write_text(SERVER)
-    database = tmp_path / "jobs.db"
-    with running_server(script, database) as (_, survivor):
-        with running_server(script, database) as (first, doomed):
-            job_id = structured(doomed, "counted", {"steps": 200})["jobId"]
-            before = until_progressed(doomed, job_id, events=25)
-            first.send_signal(signal.SIGKILL)
-            first.wait(timeout=10)
+    with one_killed_mid_job(tmp_path, "counted", {"steps": 200}, events=25) as (survivor, job_id, before):
         after = until_ended(survivor, job_id)
         answer = call_tool(survivor, "get_job_status", {"jobId": job_id})
         document = read_json(survivor, after["resultResourceId"])

@@ -26,6 +26,17 @@ from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 
 
+class Hear(Protocol):
+    """What a store that other processes write too tells of their writes (`follow_writers`).
+
+    `JobService.hear` is one: events of `job_id` up to `sequence` were written; for a job
+    the listener has told nothing of, it tells them from after `since` (by default, event
+    `sequence` alone).
+    """
+
+    async def __call__(self, job_id: str, sequence: int, since: int | None = None) -> None: ...
+
+
 class JobChanged(Exception):
     """Another writer recorded an event of this job first: read the job again and decide anew.
 

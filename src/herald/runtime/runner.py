@@ -25,6 +25,7 @@ from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
 from herald.jobs.service import RESUMED, STORE_ERROR, WORKER_STOPPED, JobService
+from herald.jobs.store import Hear
 from herald.protocol.errors import ProtocolError
 from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
 from herald.stores.errors import StoreError
@@ -455,9 +456,7 @@ class JobRunner:
         )
         return True
 
-    async def _follow(
-        self, follow: Callable[[Callable[[str, int], Awaitable[None]]], Awaitable[None]]
-    ) -> None:
+    async def _follow(self, follow: Callable[[Hear], Awaitable[None]]) -> None:
         """Tell listeners here of events written anywhere (a replica's job, a worker's), for good.
 
         A store that drops the subscription is followed again after a pause; the events

@@ -33,7 +33,7 @@ from redis.exceptions import RedisError
 from herald.jobs.events import JobEvent
 from herald.jobs.machine import TRANSITIONS, IllegalTransition, JobInput, JobStatus, Outcome
 from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
-from herald.jobs.store import JobChanged
+from herald.jobs.store import Hear, JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.sessions import SessionRecord
@@ -327,7 +327,7 @@ class RedisJobStore:
     async def expired(self, job_id: str) -> bool:
         return bool(await _guarded(self._redis.sismember(self._index("expired"), job_id)))
 
-    async def follow_writers(self, hear: Callable[[str, int], Awaitable[None]]) -> None:
+    async def follow_writers(self, hear: Hear) -> None:
         """Hear of every event written to this store, by any process, until cancelled.
 
         A hint only (pub/sub, at most once): `hear(job_id, sequence)` reads the events from
@@ -351,7 +351,7 @@ class RedisJobStore:
                 reader.cancel()
                 await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS)
 
-    async def _read_hints(self, hear: Callable[[str, int], Awaitable[None]], stop: asyncio.Event) -> None:
+    async def _read_hints(self, hear: Hear, stop: asyncio.Event) -> None:
         pubsub = self._redis.pubsub()
         try:
             await _guarded(pubsub.subscribe(self._index("job-events")))

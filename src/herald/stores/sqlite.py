@@ -28,7 +28,7 @@ import collections
 import contextlib
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -37,7 +37,7 @@ import orjson
 
 from herald.jobs.events import JobEvent, timestamp
 from herald.jobs.record import JobRecord, epoch_seconds
-from herald.jobs.store import JobChanged
+from herald.jobs.store import Hear, JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.sessions import SessionRecord
@@ -391,7 +391,7 @@ class SqliteJobStore:
         rows = await self._thread.call(_fetch_all, self._db, query, parameters)
         return [str(row[0]) for row in rows]
 
-    async def follow_writers(self, hear: Callable[[str, int, int], Awaitable[None]]) -> None:
+    async def follow_writers(self, hear: Hear) -> None:
         """Hear of the events other processes write to this file, until cancelled.
 
         SQLite has no way to tell another process of a commit, so this looks, every

@@ -266,9 +266,7 @@ class SessionRegistry:
         record = await self.store.load(session_id, self.ttl)
         session = self._sessions.get(session_id)  # another request may have loaded it meanwhile
         if record is None:
-            if session is not None:
-                self._sessions.pop(session_id, None)
-                await session.aclose(forget=False)  # ended by another replica, which forgot its log
+            await self._drop_copy(session_id)  # ended by another replica, which forgot its log
             return None
         if session is None:
             return self._add(session_id, record)
@@ -312,11 +310,15 @@ class SessionRegistry:
         ]
         for session_id in idle:
             if self.store is not None and await self.store.load(session_id, None) is not None:
-                if (session := self._sessions.pop(session_id, None)) is not None:
-                    await session.aclose(forget=False)
+                await self._drop_copy(session_id)
                 continue
             await self.close(session_id)
         return len(idle)
+
+    async def _drop_copy(self, session_id: str) -> None:
+        """Close this replica's copy of a shared session; the store and the log keep it."""
+        if (session := self._sessions.pop(session_id, None)) is not None:
+            await session.aclose(forget=False)
 
     async def run_expiry(self) -> None:
         """Sweep idle sessions for as long as the server runs."""
@@ -330,5 +332,5 @@ class SessionRegistry:
             with contextlib.suppress(Exception):
                 if self.store is None:
                     await self.close(session_id)
-                elif (session := self._sessions.pop(session_id, None)) is not None:
-                    await session.aclose(forget=False)
+                else:
+                    await self._drop_copy(session_id)
