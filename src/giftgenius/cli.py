@@ -107,7 +107,7 @@ def serve(
         _require_shared_store(store, "--no-worker")
     from giftgenius.app import build_server
 
-    stores = _open_stores(store)
+    stores = _open_stores(store, sessions=not stdio)
     server = build_server(widget_domain=widget_domain)
     server.use_job_store(stores.jobs)
     server.max_running_jobs = max_running_jobs
@@ -178,7 +178,7 @@ def worker(
     _require_shared_store(store, "worker")
     from giftgenius.app import build_server
 
-    stores = _open_stores(store)
+    stores = _open_stores(store, sessions=False)
     server = build_server()
     server.use_job_store(stores.jobs)
     server.max_running_jobs = max_running_jobs
@@ -410,7 +410,7 @@ def store_prune(
     running on, or to free room at once.
     """
     seconds = parse_duration(retention, "--retention")
-    stores = _open_stores(store)
+    stores = _open_stores(store, sessions=False)
 
     async def prune() -> list[str]:
         try:
@@ -430,13 +430,13 @@ async def _close(stores: Stores, *, jobs: bool = True) -> None:
         await stores.sessions.aclose()
 
 
-def _open_stores(store: str | None) -> Stores:
+def _open_stores(store: str | None, *, sessions: bool = True) -> Stores:
     """The stores `--store` names; a URL herald cannot use, or a Redis that does not answer,
     is said plainly instead of ending in a traceback at start-up."""
     from herald.stores.location import open_stores
 
     try:
-        opened = open_stores(store, app_name="giftgenius")
+        opened = open_stores(store, app_name="giftgenius", sessions=sessions)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--store") from None
     if store is not None and store.startswith(("redis://", "rediss://")):

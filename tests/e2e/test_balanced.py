@@ -185,15 +185,13 @@ async def follow_with_sdk(url: str, csv_text: str, seen: Followed) -> None:
 async def job_worker(store: str, job_id: str) -> str | None:
     from herald.stores.location import open_stores
 
-    stores = open_stores(store, app_name="giftgenius")
+    stores = open_stores(store, app_name="giftgenius", sessions=False)
     try:
         job = await stores.jobs.get(job_id)
         return job.worker if job is not None else None
     finally:
         await stores.jobs.aclose()
         await stores.log.aclose()
-        if stores.sessions is not None:
-            await stores.sessions.aclose()
 
 
 async def scenario(

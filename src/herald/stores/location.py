@@ -32,11 +32,12 @@ def default_store_path(app_name: str) -> Path:
     return Path(platformdirs.user_data_dir(app_name)) / "store.db"
 
 
-def open_stores(url: str | None, *, app_name: str) -> Stores:
+def open_stores(url: str | None, *, app_name: str, sessions: bool = True) -> Stores:
     """The stores a URL names.
 
     They all live in the same place (one SQLite file, one Redis database), so every
-    process given the same URL shares jobs, event streams and sessions.
+    process given the same URL shares jobs, event streams and sessions. `sessions=False`
+    for a process that serves no HTTP sessions (stdio, a worker): none is opened.
     """
     if url == "memory":
         return Stores(MemoryEventLog(), MemoryJobStore(), None, "memory (lost when the server stops)")
@@ -46,7 +47,7 @@ def open_stores(url: str | None, *, app_name: str) -> Stores:
         return Stores(
             RedisEventLog.from_url(url),
             RedisJobStore.from_url(url),
-            RedisSessionStore.from_url(url),
+            RedisSessionStore.from_url(url) if sessions else None,
             _without_password(url),
         )
     if url is None:
@@ -55,7 +56,8 @@ def open_stores(url: str | None, *, app_name: str) -> Stores:
         path = Path(url.removeprefix("sqlite:///"))
     else:
         raise ValueError(f"unknown store {url!r}: use sqlite:///PATH, redis://HOST:PORT/DB or memory")
-    return Stores(SqliteEventLog(path), SqliteJobStore(path), SqliteSessionStore(path), str(path))
+    shared = SqliteSessionStore(path) if sessions else None
+    return Stores(SqliteEventLog(path), SqliteJobStore(path), shared, str(path))
 
 
 def _without_password(url: str) -> str:
