@@ -11,6 +11,7 @@ import pytest
 from herald.jobs.machine import TRANSITIONS, Outcome
 from herald.jobs.service import JobService
 from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore, transition_table_lua
+from herald.stores.sessions import SessionStore
 from herald.testing import check_event_log, check_job_store, check_session_store
 from tests.redis_server import redis_server
 
@@ -45,13 +46,19 @@ async def test_redis_job_store(redis_url: str) -> None:
 async def test_redis_session_store(redis_url: str) -> None:
     """Expiry is Redis's own (PEXPIRE), so the wait is real: just past the sessions' 0.2 s."""
 
+    prefixes: list[str] = []
+
     async def make() -> RedisSessionStore:
-        return RedisSessionStore.from_url(redis_url, prefix=fresh())
+        prefixes.append(fresh())
+        return RedisSessionStore.from_url(redis_url, prefix=prefixes[-1])
 
     async def wait() -> None:
         await asyncio.sleep(0.35)
 
-    await check_session_store(make, expiry_wait=wait)
+    async def peer(_: SessionStore) -> SessionStore:
+        return RedisSessionStore.from_url(redis_url, prefix=prefixes[-1])  # another replica's client
+
+    await check_session_store(make, expiry_wait=wait, make_peer=peer)
 
 
 def test_the_scripts_transition_table_is_the_machine_s() -> None:

@@ -118,4 +118,7 @@ async def test_sqlite_session_store(tmp_path: Path) -> None:
     async def step() -> None:
         now[0] += 0.5
 
-    await check_session_store(make, expiry_wait=step)
+    async def peer(_: SessionStore) -> SessionStore:
+        return await make()  # another process's store on the same file
+
+    await check_session_store(make, expiry_wait=step, make_peer=peer)

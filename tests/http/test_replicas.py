@@ -1,11 +1,14 @@
-"""Two replicas on one store: any of them serves any request of a handshake-era session.
+"""Two replicas on one store: any of them serves any request, in both eras.
 
 Two herald servers, each with its own HTTP app, share a job store, an event log and a
 session store (one SQLite file, or a private Redis), as replicas behind a load balancer
 do. A session minted on one is served by the other; what the client changes on one holds
 on the other; a job started on one streams its events on the other's GET stream, and a
 client that loses that stream resumes on the first with `Last-Event-ID`, missing nothing
-and seeing nothing twice. A DELETE on either ends the session on both.
+and seeing nothing twice. A DELETE on either ends the session on both. Notifications sent
+on one replica reach streams open on the other (the GET stream, `subscriptions/listen`),
+a 2026-07-28 `requestState` minted on one opens on the other, and a task running on one
+takes the input a client gives it through the other.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import httpx
 import orjson
 import pytest
 
-from herald import Server
+from herald import Context, Server
 from herald.runtime import JobContext
 from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore
 from herald.stores.sqlite import SqliteEventLog, SqliteJobStore, SqliteSessionStore
@@ -76,11 +79,29 @@ def build_server(go_on: asyncio.Event) -> Server:
     def note() -> str:
         return "a note"
 
+    @server.tool
+    async def greet(ctx: Context) -> str:
+        """Asks for a name first (a 2026-07-28 round trip, whose state is sealed)."""
+        answer = await ctx.elicit("Name?", NAME, key="who")
+        return f"Hello, {answer['content']['name']}!"
+
+    @server.tool(task_support="required")
+    async def greet_later(ctx: Context) -> str:
+        """The same inside a task: the name waits for `tasks/update`."""
+        answer = await ctx.elicit("Name?", NAME, key="who")
+        return f"Hello later, {answer['content']['name']}!"
+
     return server
 
 
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
 @pytest.fixture(params=["sqlite", "redis"])
-async def replicas(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Replicas]:
+async def replicas(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Replicas]:
+    monkeypatch.delenv("HERALD_STATE_KEY", raising=False)  # each server makes its own key
     go_on = asyncio.Event()
     config = HttpConfig(session_ttl=60, keepalive_interval=0.2)
     with redis_server() if request.param == "redis" else _no_redis() as url:
@@ -159,6 +180,14 @@ async def test_any_replica_serves_any_request_of_a_session(replicas: Replicas) -
     assert unknown.status_code == 404
 
 
+async def initialize_across(replicas: Replicas) -> str:
+    """A session minted on A, whose `notifications/initialized` goes to B."""
+    session_id = await initialize(replicas, replicas.a)
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await replicas.post(replicas.b, initialized, session_id)).status_code == 202
+    return session_id
+
+
 async def read_until(reader: EventReader, event_id: str) -> list[tuple[str | None, dict[str, Any]]]:
     seen: list[tuple[str | None, dict[str, Any]]] = []
     while not seen or seen[-1][0] != event_id:
@@ -185,8 +214,7 @@ async def test_a_job_started_on_one_replica_streams_on_the_other_and_resumes_on_
     replicas: Replicas,
 ) -> None:
     a, b = replicas.a, replicas.b
-    session_id = await initialize(replicas, a)
-    await replicas.post(b, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session_id)
+    session_id = await initialize_across(replicas)
     started = await replicas.post(
         a, rpc(1, "tools/call", {"name": "five_steps", "arguments": {}}), session_id
     )
@@ -207,3 +235,137 @@ async def test_a_job_started_on_one_replica_streams_on_the_other_and_resumes_on_
         m["params"]["percentage"] for _, m in job_events if m["method"] == "notifications/job/progress"
     ]
     assert percentages == [20, 40, 60, 80, 100]
+
+
+async def test_a_notification_sent_on_one_replica_reaches_the_get_stream_on_the_other(
+    replicas: Replicas,
+) -> None:
+    a, b = replicas.a, replicas.b
+    session_id = await initialize_across(replicas)
+    async with asyncio.timeout(15), get_stream(replicas, b, session_id) as reader:
+        # Subscribed through A while the stream is open on B: B's copy hears of the change.
+        subscribed = await replicas.post(a, rpc(1, "resources/subscribe", {"uri": "demo://note"}), session_id)
+        assert subscribed.json()["result"] == {}
+        assert replicas.a.server.relay is not None
+        copy_on_b = b.app.state.sessions.held(session_id).connection.session
+        while copy_on_b.subscriptions != {"demo://note"}:  # noqa: ASYNC110  # until B hears A's message
+            await asyncio.sleep(0.01)
+        a.server.notify_resource_updated("demo://other")  # not subscribed: not delivered
+        a.server.notify_resource_updated("demo://note")
+        a.server.remove_tool("echo")  # notifications/tools/list_changed
+        heard: list[dict[str, Any]] = []
+        while len(heard) < 2:
+            event = await reader.next()
+            assert event is not None
+            if event.data:
+                heard.append(orjson.loads(event.data))
+    assert [message["method"] for message in heard] == [
+        "notifications/resources/updated",
+        "notifications/tools/list_changed",
+    ], "each once, in order, and nothing the session did not subscribe to"
+    assert heard[0]["params"]["uri"] == "demo://note"
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {
+        "elicitation": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    },
+}
+
+
+def modern_request(
+    request_id: int, method: str, params: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": MODERN_META}}
+    headers = {**HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+    name = params.get("name", params.get("taskId"))  # what the request names, mirrored
+    if name is not None:
+        headers["mcp-name"] = name
+    return body, headers
+
+
+async def modern(replicas: Replicas, on: Replica, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    body, headers = modern_request(1, method, params)
+    answer = (await replicas.client.post(on.url, json=body, headers=headers)).json()
+    assert "result" in answer, answer
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+async def test_subscriptions_listen_on_one_replica_hears_what_happens_on_the_other(
+    replicas: Replicas,
+) -> None:
+    a, b = replicas.a, replicas.b
+    wanted = {"io.herald/jobEvents": True, "resourceSubscriptions": ["demo://note"], "toolsListChanged": True}
+    body, headers = modern_request(9, "subscriptions/listen", {"notifications": wanted})
+    async with (
+        asyncio.timeout(15),
+        replicas.client.stream("POST", b.url, json=body, headers=headers) as response,
+    ):
+        reader = EventReader(response)
+        ack = orjson.loads((await reader.take(limit=1))[0].data)
+        assert ack["params"]["notifications"] == wanted
+        started = await modern(replicas, a, "tools/call", {"name": "five_steps", "arguments": {}})
+        job_id = started["taskId"]  # the client declares tasks: the job is answered as its task
+        replicas.go_on.set()
+        heard: list[dict[str, Any]] = []
+        while not heard or heard[-1]["method"] != "notifications/job/completed":
+            heard.extend(orjson.loads(frame.data) for frame in await reader.take(limit=1))
+        a.server.notify_resource_updated("demo://note")
+        a.server.remove_tool("echo")
+        heard.extend(orjson.loads(frame.data) for frame in await reader.take(limit=2))
+    job_events = [message for message in heard if message["method"].startswith("notifications/job/")]
+    assert [message["params"]["jobId"] for message in job_events] == [job_id] * 8
+    assert [message["params"]["eventId"] for message in job_events] == [
+        f"{job_id}:{n}" for n in range(1, 9)
+    ], "the job's events, run on A, once each and in order on B"
+    assert [message["method"] for message in heard[-2:]] == [
+        "notifications/resources/updated",
+        "notifications/tools/list_changed",
+    ]
+    subscription_ids = {
+        message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] for message in heard
+    }
+    assert subscription_ids == {9}
+
+
+async def test_a_request_state_minted_on_one_replica_opens_on_the_other(replicas: Replicas) -> None:
+    a, b = replicas.a, replicas.b
+    assert a.server.state_key == b.server.state_key, "the replicas adopted the store's key"
+    first = await modern(replicas, a, "tools/call", {"name": "greet", "arguments": {}})
+    assert first["resultType"] == "input_required"
+    answer = {"who": {"action": "accept", "content": {"name": "Ada"}}}
+    done = await modern(
+        replicas,
+        b,
+        "tools/call",
+        {"name": "greet", "arguments": {}, "inputResponses": answer, "requestState": first["requestState"]},
+    )
+    assert done["content"][0]["text"] == "Hello, Ada!"
+
+
+async def test_a_task_running_on_one_replica_takes_input_given_through_the_other(replicas: Replicas) -> None:
+    a, b = replicas.a, replicas.b
+    created = await modern(replicas, a, "tools/call", {"name": "greet_later", "arguments": {}})
+    task_id = created["taskId"]
+    assert task_id in a.server.tasks.inputs, "it runs on A"
+    assert task_id not in b.server.tasks.inputs
+    async with asyncio.timeout(15):
+        task = await poll_task(replicas, b, task_id, "input_required")
+        assert task["inputRequests"]["who"]["method"] == "elicitation/create", "B reads what A waits on"
+        answer = {"who": {"action": "accept", "content": {"name": "Grace"}}}
+        await modern(replicas, b, "tasks/update", {"taskId": task_id, "inputResponses": answer})
+        task = await poll_task(replicas, b, task_id, "completed")
+    assert task["result"]["content"][0]["text"] == "Hello later, Grace!"
+
+
+async def poll_task(replicas: Replicas, on: Replica, task_id: str, until: str) -> dict[str, Any]:
+    """`tasks/get` on `on` every 20 ms, as a client polls a task, until it reaches `until`."""
+    while True:
+        task = await modern(replicas, on, "tasks/get", {"taskId": task_id})
+        if task["status"] == until:
+            return task
+        assert task["status"] in ("working", "input_required"), task
+        await asyncio.sleep(0.02)

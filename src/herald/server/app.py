@@ -69,8 +69,11 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.registry = Registry()
-        # Seals requestState of multi-round requests; replicas must share it (HERALD_STATE_KEY).
-        self.state_key = state_key or _state_key_from_environment()
+        # Seals requestState of multi-round requests; replicas must share it: HERALD_STATE_KEY,
+        # or else the key of the session store they share (then `state_key_configured` is False).
+        configured = state_key or _configured_state_key()
+        self.state_key = configured or secrets.token_bytes(32)
+        self.state_key_configured = configured is not None
         #: How many jobs run at once; later ones wait `pending` (None: twice the cores).
         self.max_running_jobs = max_running_jobs
         #: How long this process holds its jobs without renewing its lease (see `JobRunner`).
@@ -82,6 +85,8 @@ class Server:
         self.takes_jobs = takes_jobs
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
+        #: Also told each notification this process sends, to pass it to the other replicas.
+        self.relay: ServerListener | None = None
         self._capabilities: dict[str, Any] | None = None
         self._modern_capabilities: dict[str, Any] = {}
         self.tasks: TaskManager = TaskManager(self)
@@ -167,6 +172,12 @@ class Server:
         self._broadcast(Notification(f"notifications/{kind}/list_changed"), None)
 
     def _broadcast(self, notification: Notification, uri: str | None) -> None:
+        self._listeners.tell(notification, uri)
+        if self.relay is not None:
+            self.relay(notification, uri)
+
+    def tell_from_elsewhere(self, notification: Notification, uri: str | None) -> None:
+        """Tell this process's connections what another replica sent its own."""
         self._listeners.tell(notification, uri)
 
     # -- jobs ----------------------------------------------------------------------------------
@@ -499,6 +510,6 @@ class Server:
         self.registry.remove_prompt(name)
 
 
-def _state_key_from_environment() -> bytes:
+def _configured_state_key() -> bytes | None:
     configured = os.environ.get("HERALD_STATE_KEY")
-    return configured.encode() if configured else secrets.token_bytes(32)
+    return configured.encode() if configured else None

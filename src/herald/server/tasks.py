@@ -43,6 +43,7 @@ from herald.server.context import Context
 from herald.server.inputs import TaskInputs
 from herald.server.registry import Registry, ToolSpec
 from herald.server.scope import RequestScope
+from herald.server.stored_inputs import StoredInputs, leave_answers, stored_requests
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_TTL_MS = 60 * 60 * 1000
@@ -69,7 +70,11 @@ class TaskHost(Protocol):
 class TaskManager:
     def __init__(self, server: TaskHost) -> None:
         self.server = server
+        #: The input of the tasks this process runs; others' is in the store (`stored_inputs`).
         self.inputs: dict[str, TaskInputs] = {}
+        #: Told the id of a task whose answers this process left in the store, so the
+        #: replica running it looks at once (set by the HTTP replicas' relay).
+        self.answers_left: Callable[[str], None] | None = None
 
     # -- creating ------------------------------------------------------------------------------
 
@@ -110,7 +115,7 @@ class TaskManager:
             raise ShuttingDown()
         service = self.server.job_service()
         job = await service.create(spec.name, arguments, owner=scope.owner, retain_seconds=TASK_TTL_MS / 1000)
-        inputs = self.inputs[job.job_id] = TaskInputs()
+        inputs = self.inputs[job.job_id] = TaskInputs(StoredInputs(service.store, job.job_id))
         context.input_round = None
         context.requester = None
         context.task_inputs = inputs
@@ -149,17 +154,32 @@ class TaskManager:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def status(self, job: JobRecord) -> str:
+    def status(self, job: JobRecord, pending: dict[str, Any] | None = None) -> str:
+        """The task's status; `pending` is what it waits on (`waiting_on`)."""
         if job.terminal:
             return job.status
-        inputs = self.inputs.get(job.job_id)
-        return "input_required" if inputs is not None and inputs.pending else "working"
+        return "input_required" if pending else "working"
 
-    def fields(self, job: JobRecord) -> dict[str, Any]:
+    async def waiting_on(self, job: JobRecord) -> dict[str, dict[str, Any]]:
+        """The input requests the task waits on, whichever replica runs it."""
+        if job.terminal or self.starts_job(job):
+            return {}
+        inputs = self.inputs.get(job.job_id)
+        if inputs is not None:
+            return dict(inputs.pending)
+        return await stored_requests(self.server.job_service().store, job.job_id)
+
+    def look_for_answers(self, job_id: str) -> None:
+        """Another replica left answers for a task of this process's: take them now."""
+        inputs = self.inputs.get(job_id)
+        if inputs is not None:
+            inputs.look_now()
+
+    def fields(self, job: JobRecord, pending: dict[str, Any] | None = None) -> dict[str, Any]:
         """The core `Task` fields of a job, by model field name (shared by every core result)."""
         return {
             "task_id": job.job_id,
-            "status": self.status(job),
+            "status": self.status(job, pending),
             "status_message": job.error.get("message") if job.error else None,
             "created_at": job.created_at,
             "last_updated_at": job.updated_at,
@@ -167,9 +187,9 @@ class TaskManager:
             "poll_interval": POLL_INTERVAL_MS,
         }
 
-    def describe(self, job: JobRecord) -> Task:
+    def describe(self, job: JobRecord, pending: dict[str, Any] | None = None) -> Task:
         """The core shape of a task."""
-        return Task(**self.fields(job))
+        return Task(**self.fields(job, pending))
 
     async def job(self, task_id: object) -> JobRecord:
         if not isinstance(task_id, str):
@@ -210,13 +230,14 @@ class TaskManager:
     async def get(self, scope: RequestScope) -> dict[str, Any]:
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"))
+        pending = await self.waiting_on(job)
         if not scope.era.stateless:
-            return wire(GetTaskResult(**self.fields(job)))
-        detail: dict[str, Any] = {"resultType": "complete", "taskId": job.job_id, "status": self.status(job)}
-        detail.update(createdAt=job.created_at, lastUpdatedAt=job.updated_at, ttlMs=TASK_TTL_MS)
-        inputs = self.inputs.get(job.job_id)
-        if detail["status"] == "input_required" and inputs is not None:
-            detail["inputRequests"] = dict(inputs.pending)
+            return wire(GetTaskResult(**self.fields(job, pending)))
+        detail: dict[str, Any] = {"resultType": "complete", "taskId": job.job_id}
+        detail.update(status=self.status(job, pending), createdAt=job.created_at)
+        detail.update(lastUpdatedAt=job.updated_at, ttlMs=TASK_TTL_MS)
+        if pending:
+            detail["inputRequests"] = pending
         elif job.status == "completed":
             detail["result"] = await self.result(job)
         elif job.status == "failed":
@@ -227,9 +248,15 @@ class TaskManager:
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"))
         responses = scope.params.get("inputResponses")
+        if not isinstance(responses, dict) or job.terminal:
+            return {"resultType": "complete"}
         inputs = self.inputs.get(job.job_id)
-        if isinstance(responses, dict) and inputs is not None:
+        if inputs is not None:
             inputs.answer(responses)
+        elif (
+            await leave_answers(self.server.job_service().store, job.job_id, responses) and self.answers_left
+        ):
+            self.answers_left(job.job_id)  # the task runs on another replica: it looks now
         return {"resultType": "complete"}
 
     async def cancel(self, scope: RequestScope) -> dict[str, Any]:
@@ -288,7 +315,10 @@ class TaskManager:
         ]
         page = paginate("tasks", ids, cursor, self.server.page_size)
         entries = cast(list[dict[str, str]], page["tasks"])  # a slice of `ids`
-        tasks = [self.describe(await service.get(entry["taskId"])) for entry in entries]
+        tasks = []
+        for entry in entries:
+            job = await service.get(entry["taskId"])
+            tasks.append(self.describe(job, await self.waiting_on(job)))
         next_cursor = cast(str | None, page.get("nextCursor"))
         return wire(ListTasksResult(tasks=tasks, next_cursor=next_cursor))
 

@@ -8,6 +8,8 @@ empty store.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 
 from herald.jobs.events import JobEvent
@@ -239,19 +241,33 @@ async def _check_retention(store: JobStore) -> None:
 
 
 SessionStoreFactory = Callable[[], Awaitable[SessionStore]]
+#: Another replica's store on the same backend as the one given.
+PeerFactory = Callable[[SessionStore], Awaitable[SessionStore]]
+#: How long a message between replicas may take to arrive before the check calls it lost.
+MESSAGE_WAIT_SECONDS = 10.0
 
 
 async def check_session_store(
-    make_store: SessionStoreFactory, *, expiry_wait: Callable[[], Awaitable[None]]
+    make_store: SessionStoreFactory,
+    *,
+    expiry_wait: Callable[[], Awaitable[None]],
+    make_peer: PeerFactory | None = None,
 ) -> None:
     """Raise AssertionError at the first property the session store breaks.
 
     `expiry_wait` lets more than 0.2 s pass for the store (the sessions saved with a
     0.2 s life must then be gone): a real sleep for a real backend, a clock step for one
-    with an injectable clock.
+    with an injectable clock. `make_peer` opens a second store on the same backend, as
+    another replica would (by default the same store stands for both).
     """
     store = await make_store()
     try:
+        peer = await make_peer(store) if make_peer is not None else store
+        try:
+            await _check_replica_channel(store, peer)
+        finally:
+            if peer is not store:
+                await peer.aclose()
         assert await store.load("nobody", 60) is None, "a new store holds no session"
         record = SessionRecord(
             "s1",
@@ -279,3 +295,43 @@ async def check_session_store(
         assert await store.delete("short") is False, "nor does deleting an expired one"
     finally:
         await store.aclose()
+
+
+async def _check_replica_channel(store: SessionStore, peer: SessionStore) -> None:
+    key = await store.shared_key()
+    assert len(key) == 32, "the shared key is 32 bytes"
+    assert await peer.shared_key() == key, "every replica gets the same key"
+    assert await store.shared_key() == key, "and it never changes"
+    followers = {"store": _Follower(), "peer": _Follower()}
+    async with asyncio.timeout(MESSAGE_WAIT_SECONDS), asyncio.TaskGroup() as group:
+        tasks = [group.create_task(store.follow(followers["store"].hear))]
+        tasks.append(group.create_task(peer.follow(followers["peer"].hear)))
+        # A follower hears what is published once it follows; until both do, a probe may be lost.
+        while not all(each.first.is_set() for each in followers.values()):
+            await peer.publish(b"probe")
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.05):
+                    for each in followers.values():
+                        await each.first.wait()
+        await store.publish(b"one")
+        await store.publish(b"two")
+        for each in followers.values():
+            await each.last.wait()
+        for task in tasks:
+            task.cancel()
+    for name, follower in followers.items():
+        assert follower.messages[-2:] == [b"one", b"two"], f"the {name} hears every message, in order"
+        assert set(follower.messages[:-2]) == {b"probe"}, f"the {name} hears nothing but what was published"
+
+
+class _Follower:
+    def __init__(self) -> None:
+        self.messages: list[bytes] = []
+        self.first = asyncio.Event()
+        self.last = asyncio.Event()
+
+    async def hear(self, message: bytes) -> None:
+        self.messages.append(message)
+        self.first.set()
+        if message == b"two":
+            self.last.set()

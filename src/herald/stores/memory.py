@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import secrets
 import time
 from collections.abc import Callable
 
@@ -11,7 +13,7 @@ from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
-from herald.stores.sessions import SessionRecord
+from herald.stores.sessions import HearMessage, SessionRecord
 
 
 class _MemoryStream:
@@ -169,6 +171,8 @@ class MemorySessionStore:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._sessions: dict[str, tuple[bytes, float]] = {}
+        self._key = secrets.token_bytes(32)
+        self._followers: set[asyncio.Queue[bytes]] = set()
 
     async def save(self, record: SessionRecord, ttl: float) -> None:
         self._sessions[record.session_id] = (record.to_json(), self._clock() + ttl)
@@ -185,6 +189,22 @@ class MemorySessionStore:
     async def delete(self, session_id: str) -> bool:
         found = self._sessions.pop(session_id, None)
         return found is not None and found[1] > self._clock()
+
+    async def shared_key(self) -> bytes:
+        return self._key
+
+    async def publish(self, message: bytes) -> None:
+        for follower in self._followers:
+            follower.put_nowait(message)
+
+    async def follow(self, hear: HearMessage) -> None:
+        heard: asyncio.Queue[bytes] = asyncio.Queue()
+        self._followers.add(heard)
+        try:
+            while True:
+                await hear(await heard.get())
+        finally:
+            self._followers.discard(heard)
 
     async def aclose(self) -> None:
         self._sessions.clear()

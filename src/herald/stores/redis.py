@@ -22,6 +22,7 @@ Redis errors become `StoreError`, the original chained.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -36,7 +37,7 @@ from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import Hear, JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
-from herald.stores.sessions import SessionRecord
+from herald.stores.sessions import HearMessage, SessionRecord
 
 #: The input an event of each kind is, for the transition table.
 INPUT_OF_KIND: Final = {
@@ -132,6 +133,41 @@ async def _guarded(call: Awaitable[Any]) -> Any:
         return await call
     except RedisError as exc:
         raise StoreError(f"Redis refused: {exc}") from exc
+
+
+async def follow_channel(client: aioredis.Redis, channel: str, hear: HearMessage) -> None:
+    """Hear every message published on `channel` from now on, until cancelled.
+
+    The subscription is read by a task of its own that is never cancelled: a redis-py
+    read cancelled half-way can leave its connection unable to close, which held up
+    shutdown. Cancelling this call tells the reader to stop, and it does within
+    `HINT_WAIT_SECONDS`, closing its subscription cleanly.
+    """
+    stop = asyncio.Event()
+    reader = asyncio.get_running_loop().create_task(_read_channel(client, channel, hear, stop))
+    try:
+        await asyncio.shield(reader)
+    finally:
+        stop.set()
+        # Owned here: it ends before this call does (cancelled, as a last resort, if a
+        # read outlives its own timeout several times over).
+        if not (await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS))[0]:
+            reader.cancel()
+            await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS)
+
+
+async def _read_channel(client: aioredis.Redis, channel: str, hear: HearMessage, stop: asyncio.Event) -> None:
+    pubsub = client.pubsub()
+    try:
+        await _guarded(pubsub.subscribe(channel))
+        while not stop.is_set():
+            message = await _guarded(
+                pubsub.get_message(ignore_subscribe_messages=True, timeout=HINT_WAIT_SECONDS)
+            )
+            if message is not None and message.get("type") == "message":
+                await hear(bytes(message["data"]))
+    finally:
+        await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
 
 
 def _status_pairs(job: JobRecord) -> list[Any]:
@@ -333,38 +369,13 @@ class RedisJobStore:
         A hint only (pub/sub, at most once): `hear(job_id, sequence)` reads the events from
         the job's Stream, which is the truth, so a lost hint only delays what the next one
         (or a poll) brings. The writer hears its own hints too, and ignores what it has told.
-
-        The subscription is read by a task of its own that is never cancelled: a redis-py
-        read cancelled half-way can leave its connection unable to close, which held up
-        shutdown. Cancelling this call tells the reader to stop, and it does within
-        `HINT_WAIT_SECONDS`, closing its subscription cleanly.
         """
-        stop = asyncio.Event()
-        reader = asyncio.get_running_loop().create_task(self._read_hints(hear, stop))
-        try:
-            await asyncio.shield(reader)
-        finally:
-            stop.set()
-            # Owned here: it ends before this call does (cancelled, as a last resort, if a
-            # read outlives its own timeout several times over).
-            if not (await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS))[0]:
-                reader.cancel()
-                await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS)
 
-    async def _read_hints(self, hear: Hear, stop: asyncio.Event) -> None:
-        pubsub = self._redis.pubsub()
-        try:
-            await _guarded(pubsub.subscribe(self._index("job-events")))
-            while not stop.is_set():
-                message = await _guarded(
-                    pubsub.get_message(ignore_subscribe_messages=True, timeout=HINT_WAIT_SECONDS)
-                )
-                if message is None or message.get("type") != "message":
-                    continue
-                job_id, _, sequence = bytes(message["data"]).decode().rpartition("|")
-                await hear(job_id, int(sequence))
-        finally:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+        async def hint(data: bytes) -> None:
+            job_id, _, sequence = data.decode().rpartition("|")
+            await hear(job_id, int(sequence))
+
+        await follow_channel(self._redis, self._index("job-events"), hint)
 
     async def durability_warning(self) -> str | None:
         """One line when Redis could lose what it was told (no append-only file), else None."""
@@ -455,6 +466,8 @@ class RedisSessionStore:
 
     Loading a session and extending its life is one transaction, so a session that
     expires in between is found by neither or both; Redis forgets the expired ones itself.
+    The `requestState` key is one string (`SET NX`: the first replica's wins), and
+    messages between replicas go over pub/sub, a hint at most once.
     """
 
     def __init__(self, client: aioredis.Redis, *, prefix: str = "herald") -> None:
@@ -486,6 +499,17 @@ class RedisSessionStore:
 
     async def delete(self, session_id: str) -> bool:
         return bool(await _guarded(self._redis.delete(self._key(session_id))))
+
+    async def shared_key(self) -> bytes:
+        key = f"{self._prefix}:request-state-key"
+        await _guarded(self._redis.set(key, secrets.token_bytes(32), nx=True))
+        return bytes(await _guarded(self._redis.get(key)))
+
+    async def publish(self, message: bytes) -> None:
+        await _guarded(self._redis.publish(f"{self._prefix}:replicas", message))
+
+    async def follow(self, hear: HearMessage) -> None:
+        await follow_channel(self._redis, f"{self._prefix}:replicas", hear)
 
     async def aclose(self) -> None:
         await self._redis.aclose()

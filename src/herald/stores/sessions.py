@@ -6,10 +6,18 @@ negotiated, its capabilities and info, its log level, its resource subscriptions
 it said `initialized`, and the owner id its jobs are filed under (so their events reach it
 wherever it is served). A session that is not used for its time to live expires here as
 it does in a replica's memory, and `delete` (HTTP DELETE) ends it for every replica.
+
+The session store is what the HTTP replicas share besides jobs and event streams, so it
+also holds the key that seals 2026-07-28 `requestState` (`shared_key`: a round begun on
+one replica goes on at any other), and carries messages between replicas (`publish`,
+`follow`): the notifications one replica sends for its clients (`list_changed`,
+`resources/updated`) and the answers to a task's input. A message is a wake-up at most
+once; whatever must not be lost is in a store, and the message only says where to look.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -58,6 +66,10 @@ class SessionRecord:
         )
 
 
+#: Hears one message another replica (or this one) published.
+HearMessage = Callable[[bytes], Awaitable[None]]
+
+
 class SessionStore(Protocol):
     async def save(self, record: SessionRecord, ttl: float) -> None:
         """Store the session as it is now; it expires `ttl` seconds from now unless used."""
@@ -67,6 +79,15 @@ class SessionStore(Protocol):
 
     async def delete(self, session_id: str) -> bool:
         """End the session for every replica; False if there was none."""
+
+    async def shared_key(self) -> bytes:
+        """A random 32-byte key, made by the first replica that asks and the same for all."""
+
+    async def publish(self, message: bytes) -> None:
+        """Send `message` to every replica following the store now (at most once)."""
+
+    async def follow(self, hear: HearMessage) -> None:
+        """Hear every message published from now on, this replica's own too, until cancelled."""
 
     async def aclose(self) -> None:
         """Release the backend."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -40,7 +41,7 @@ from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.store import Hear, JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
-from herald.stores.sessions import SessionRecord
+from herald.stores.sessions import HearMessage, SessionRecord
 from herald.stores.thread import StoreThread
 
 #: Handshake-era sessions, for replicas on one machine that share the file.
@@ -49,6 +50,22 @@ SESSION_TABLE: Final = """CREATE TABLE IF NOT EXISTS http_sessions (
     record BLOB NOT NULL,
     expires_at REAL NOT NULL
 ) WITHOUT ROWID"""
+
+#: What replicas sharing the file share besides sessions: the key that seals `requestState`
+#: (made once), and the messages they send each other, read by polling and kept a minute.
+REPLICA_TABLES: Final = (
+    """CREATE TABLE IF NOT EXISTS replica_keys (
+        name TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS replica_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        sent_at REAL NOT NULL,
+        body BLOB NOT NULL
+    )""",
+)
+#: How long a message between replicas stays in the file: far longer than one look takes.
+KEEP_MESSAGES_SECONDS: Final = 60.0
 
 #: What `follow_writers` reads: the jobs changed since a moment.
 CHANGES_INDEX: Final = "CREATE INDEX IF NOT EXISTS job_status_by_update ON job_status (updated_at)"
@@ -546,12 +563,53 @@ class SqliteSessionStore:
                 == 1
             )
 
+    async def shared_key(self) -> bytes:
+        return await self._thread.call(self._shared_key, secrets.token_bytes(32))
+
+    def _shared_key(self, candidate: bytes) -> bytes:
+        with transaction(self._db) as db:
+            db.execute(
+                "INSERT INTO replica_keys (name, value) VALUES ('request-state', ?) ON CONFLICT DO NOTHING",
+                (candidate,),
+            )
+            return bytes(
+                db.execute("SELECT value FROM replica_keys WHERE name = 'request-state'").fetchone()[0]
+            )
+
+    async def publish(self, message: bytes) -> None:
+        await self._thread.call(self._publish, message, self._clock())
+
+    def _publish(self, message: bytes, now: float) -> None:
+        with transaction(self._db) as db:
+            db.execute("INSERT INTO replica_messages (sent_at, body) VALUES (?, ?)", (now, message))
+            db.execute("DELETE FROM replica_messages WHERE sent_at < ?", (now - KEEP_MESSAGES_SECONDS,))
+
+    async def follow(self, hear: HearMessage) -> None:
+        """Look for new messages every `FOLLOW_EVERY_SECONDS` (SQLite cannot announce a commit)."""
+        last = (await self._thread.call(_fetch_all, self._db, "SELECT max(id) FROM replica_messages", ()))[0][
+            0
+        ]
+        last = last or 0
+        while True:
+            await asyncio.sleep(FOLLOW_EVERY_SECONDS)
+            rows = await self._thread.call(
+                _fetch_all,
+                self._db,
+                "SELECT id, body FROM replica_messages WHERE id > ? ORDER BY id",
+                (last,),
+            )
+            for message_id, body in rows:
+                last = message_id
+                await hear(bytes(body))
+
     async def aclose(self) -> None:
         await self._thread.aclose(self._db.close)
 
 
 def _prepare_session_table(db: sqlite3.Connection) -> None:
     db.execute(SESSION_TABLE)
+    for statement in REPLICA_TABLES:
+        db.execute(statement)
 
 
 def _open_on(thread: StoreThread, open_file: Callable[[], sqlite3.Connection]) -> sqlite3.Connection:

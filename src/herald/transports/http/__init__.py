@@ -17,6 +17,7 @@ from herald.stores.memory import MemoryEventLog
 from herald.stores.sessions import SessionStore
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
+from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
 
 __all__ = ["HttpConfig", "create_app", "run_http"]
@@ -32,6 +33,8 @@ def create_app(
 
     Replicas that share `log` and `sessions` (and the server's job store) serve each
     other's handshake-era sessions: a load balancer may send any request to any of them.
+    Through `sessions` they also pass each other the notifications they send, and share
+    the key that seals `requestState` (see `herald.transports.http.relay`).
     """
     config = config or HttpConfig()
     event_log: EventLog = log if log is not None else MemoryEventLog()
@@ -48,7 +51,10 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await server.start_jobs()
         try:
-            async with registry:  # every session, and the expiry sweep, are tasks of this block
+            async with contextlib.AsyncExitStack() as stack:
+                await stack.enter_async_context(registry)  # every session, the expiry sweep
+                if sessions is not None:
+                    await stack.enter_async_context(ReplicaRelay(server, sessions, registry).running())
                 yield
         finally:
             await server.stop_jobs()

@@ -202,6 +202,9 @@ class SessionRegistry:
         self.store = store
         #: How long a copy is served before the store is asked again (see the module docstring).
         self.revalidate_seconds = REVALIDATE_SECONDS
+        #: Told the id of a shared session this replica changed or ended, so the others'
+        #: copies follow at once (set by the replicas' relay).
+        self.changed: Callable[[str], None] | None = None
         self._sessions: dict[str, HttpSession] = {}
         self._group: asyncio.TaskGroup | None = None
         self._expiry: asyncio.Task[None] | None = None
@@ -283,6 +286,20 @@ class SessionRegistry:
         if record is not None and record != session.saved:
             await self.store.save(record, self.ttl)
             session.saved = record
+            if self.changed is not None:
+                self.changed(session.id)
+
+    async def refresh(self, session_id: str) -> None:
+        """Another replica changed or ended the session: bring this replica's copy up to date."""
+        session = self._sessions.get(session_id)
+        if session is None or self.store is None:
+            return
+        record = await self.store.load(session_id, None)
+        if record is None:
+            await self._drop_copy(session_id)
+        elif record != session.saved:
+            session.adopt(record)
+        session.checked = self.clock()
 
     async def close(self, session_id: str) -> bool:
         """End the session: here, in the store, and its log."""
@@ -290,6 +307,8 @@ class SessionRegistry:
         ended = session is not None
         if self.store is not None:
             ended = await self.store.delete(session_id) or ended
+            if self.changed is not None:
+                self.changed(session_id)
         if session is not None:
             await session.aclose()
         elif ended:
