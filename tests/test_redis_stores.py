@@ -10,9 +10,10 @@ import pytest
 
 from herald.jobs.machine import TRANSITIONS, Outcome
 from herald.jobs.service import JobService
+from herald.jobs.store import JobStore
 from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore, transition_table_lua
 from herald.stores.sessions import SessionStore
-from herald.testing import check_event_log, check_job_store, check_session_store
+from herald.testing import check_event_log, check_job_queue, check_job_store, check_session_store
 from tests.redis_server import redis_server
 
 _prefixes = itertools.count(1)
@@ -41,6 +42,15 @@ async def test_redis_job_store(redis_url: str) -> None:
         return RedisJobStore.from_url(redis_url, prefix=fresh())
 
     await check_job_store(make)
+
+
+async def test_redis_job_queue(redis_url: str) -> None:
+    """The queue of jobs created with no worker: a Stream read by the workers' consumer group."""
+
+    async def make() -> JobStore:
+        return RedisJobStore.from_url(redis_url, prefix=fresh())
+
+    await check_job_queue(make)
 
 
 async def test_redis_session_store(redis_url: str) -> None:
@@ -103,3 +113,23 @@ async def test_every_write_is_hinted_creation_included(redis_url: str) -> None:
     finally:
         await following.aclose()
         await writing.aclose()
+
+
+async def test_events_of_concurrent_jobs_go_in_one_pipeline_even_after_redis_lost_its_scripts(
+    redis_url: str,
+) -> None:
+    """A Redis restarted without its scripts answers NOSCRIPT: the batch is sent again, once."""
+    store = RedisJobStore.from_url(redis_url, prefix=fresh())
+    service = JobService(store)
+    try:
+        jobs = [await service.create("bench", {}) for _ in range(20)]
+        await asyncio.gather(*(service.start(job.job_id) for job in jobs))
+        await store._redis.script_flush()  # as a restarted Redis has none
+        await asyncio.gather(*(service.progress(job.job_id, 50, "half") for job in jobs))
+        await asyncio.gather(*(service.complete(job.job_id, "herald://r") for job in jobs))
+        for job in jobs:
+            kinds = [event.kind for event in await store.events_after(job.job_id)]
+            assert kinds == ["created", "started", "progress", "completed"], "each event once, in order"
+        assert await store.unfinished() == [], "the ended jobs left the index of unfinished ones"
+    finally:
+        await store.aclose()

@@ -29,8 +29,8 @@ from tests.redis_server import redis_server
 StoreFactory = Callable[[], JobStore]
 
 
-def gift_server(store: JobStore, *, takes_jobs: bool, ran: list[str]) -> Server:
-    server = Server("workers", takes_jobs=takes_jobs)
+def gift_server(store: JobStore, *, takes_jobs: bool, ran: list[str], lease: float = 15.0) -> Server:
+    server = Server("workers", takes_jobs=takes_jobs, job_lease_seconds=lease)
     server.use_job_store(store)
 
     @server.job()
@@ -149,16 +149,44 @@ async def test_a_cancel_on_the_replica_stops_a_worker_s_function_that_writes_not
         assert (await worker.job_service().get(job_id)).status == "cancelled"
 
 
-async def test_a_queued_job_of_a_tool_no_worker_knows_waits_for_one_that_does(tmp_path: Path) -> None:
+async def test_a_queued_job_of_a_tool_no_worker_knows_waits_for_one_that_does(stores: StoreFactory) -> None:
+    """On Redis the stranger was handed the queue entry: it lets it go idle, and the worker takes it over."""
     ran: list[str] = []
-    replica = gift_server(SqliteJobStore(tmp_path / "store.db"), takes_jobs=False, ran=ran)
-    stranger = Server("other tools")
-    stranger.use_job_store(SqliteJobStore(tmp_path / "store.db"))
+    replica = gift_server(stores(), takes_jobs=False, ran=ran)
+    stranger = Server("other tools", job_lease_seconds=0.6)
+    stranger.use_job_store(stores())
     async with started(replica, stranger), connect(replica) as client:
         job_id = (await client.call_tool("count", {"steps": 1}))["structuredContent"]["jobId"]
         assert await stranger.job_runner().take_queued() == []
         assert await stranger.job_runner().recover() == [], "a queued job is not an orphan to fail"
         assert (await replica.job_service().get(job_id)).status == "pending"
-        worker = gift_server(SqliteJobStore(tmp_path / "store.db"), takes_jobs=True, ran=ran)
+        worker = gift_server(stores(), takes_jobs=True, ran=ran, lease=0.6)
         async with started(worker):
             assert (await job_events(client, job_id, "completed"))[-1]["type"] == "job.completed"
+        assert ran == [worker.job_service().worker_id]
+
+
+async def test_a_queued_job_a_stopped_worker_was_handed_is_taken_over_by_another() -> None:
+    """The worker read the job from the Redis queue and died before it claimed it."""
+    ran: list[str] = []
+    with redis_server() as url:
+
+        def store() -> RedisJobStore:
+            return RedisJobStore.from_url(url, prefix="takeover")
+
+        replica = gift_server(store(), takes_jobs=False, ran=ran)
+        async with started(replica), connect(replica) as client:
+            job_id = (await client.call_tool("count", {"steps": 2}))["structuredContent"]["jobId"]
+            stopped = store()
+            assert [entry.job_id for entry in await stopped.read_queue("stopped-worker", ["count"], 10)] == [
+                job_id
+            ]
+            await stopped.aclose()
+            worker = gift_server(store(), takes_jobs=True, ran=ran, lease=0.6)
+            async with started(worker):
+                assert await worker.job_runner().take_queued() == [], "the queue handed the job out already"
+                assert (await job_events(client, job_id, "completed"))[-1]["type"] == "job.completed"
+            assert ran == [worker.job_service().worker_id], (
+                "the job ran once, on the worker that took it over"
+            )
+            assert await store().read_queue("anyone", ["count"], 10) == []

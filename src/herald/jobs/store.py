@@ -16,11 +16,18 @@ still at the sequence before it, and raises `JobChanged` when another writer got
 first. And every process that runs jobs is a *worker* with a lease it renews
 (`renew_lease`); a job names its worker, and only jobs whose worker's lease has lapsed
 are `orphaned`: recovery never touches a live worker's jobs.
+
+A store may also keep a queue of its own for the jobs created with no worker
+(`JobQueue`: on Redis, a Stream read by a consumer group). Workers then read new jobs
+from it instead of looking through every unfinished job, and take over what a stopped
+worker had read (`XAUTOCLAIM`). The queue only hands out job ids: whether a job may be
+taken is still the job's own compare-and-set, and whether its worker lives is its lease.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
@@ -102,3 +109,37 @@ class JobStore(Protocol):
     async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None: ...
 
     async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    """One job of a store's queue, as handed to one worker: acknowledged once it is done with."""
+
+    entry: str
+    job_id: str
+    tool: str
+
+
+@runtime_checkable
+class JobQueue(Protocol):
+    """A store's queues of jobs created with no worker (`create` adds them), one per tool.
+
+    A worker reads the queues of the tools it runs, so it is never handed a job it cannot
+    run. An entry handed to a worker stays that worker's until acknowledged; while the job
+    runs, the worker says so with every lease renewal (`hold_queued`). An entry nobody
+    held for `idle_seconds` (its worker stopped) is handed to another (`take_over_queued`).
+    """
+
+    async def read_queue(self, worker: str, tools: list[str], count: int) -> list[QueueEntry]:
+        """Up to `count` entries of these tools never handed to any worker, now this worker's."""
+
+    async def take_over_queued(
+        self, worker: str, tools: list[str], idle_seconds: float, count: int
+    ) -> list[QueueEntry]:
+        """Up to `count` entries of these tools no worker held for `idle_seconds`, now this worker's."""
+
+    async def hold_queued(self, worker: str, entries: list[QueueEntry]) -> None:
+        """This worker still works on these entries' jobs (they are not idle)."""
+
+    async def acknowledge_queued(self, entries: list[QueueEntry]) -> None:
+        """Done with these entries: their jobs ended, or were never this worker's to run."""

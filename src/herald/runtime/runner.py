@@ -15,7 +15,7 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +25,10 @@ from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
 from herald.jobs.service import RESUMED, STORE_ERROR, WORKER_STOPPED, JobService
-from herald.jobs.store import Hear
+from herald.jobs.store import Hear, JobQueue
 from herald.protocol.errors import ProtocolError
 from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
+from herald.runtime.queue_taker import QueueTaker
 from herald.stores.errors import StoreError
 
 logger = logging.getLogger("herald.jobs")
@@ -155,9 +156,9 @@ class JobRunner:
         #: Takes queued jobs when told (`_wake`) or every `PICK_UP_EVERY_SECONDS`; owned here.
         self._pick_up: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
-        #: The job function of a tool, or None: set by the server, which knows its job tools.
-        #: A queued job of an unknown tool is left for a worker that knows it.
-        self.functions: Callable[[str], JobFunction | None] = lambda tool: None
+        #: The job function of each tool this worker runs: set by the server, which knows its
+        #: job tools. A queued job of another tool is left for a worker that knows it.
+        self.functions: Mapping[str, JobFunction] = {}
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         self._sleep = sleep
@@ -168,6 +169,13 @@ class JobRunner:
         self._queue: dict[str, _Admission] = {}
         self._closing = False
         self._stop_hearing: Callable[[], None] = lambda: None
+        store = service.store
+        #: Where queued jobs come from when the store keeps a queue of its own (Redis).
+        self._queue_taker = (
+            QueueTaker(store, store, service.worker_id, lease_seconds)
+            if isinstance(store, JobQueue)
+            else None
+        )
 
     @property
     def max_running(self) -> int:
@@ -231,6 +239,8 @@ class JobRunner:
         def forget(_: object) -> None:
             self._tasks.pop(job_id, None)
             self._contexts.pop(job_id, None)
+            if self._queue_taker is not None:
+                self._queue_taker.finished(job_id)
             self._admit()  # its slot is free
             if self.takes_jobs:
                 self._wake.set()  # for a queued job too
@@ -434,17 +444,37 @@ class JobRunner:
         """Claim queued jobs (created by a process that runs none) while slots are free.
 
         One of several workers wins each claim (a compare-and-set on the job's sequence),
-        so a job starts exactly once. Returns the ids of the jobs started here.
+        so a job starts exactly once. Returns the ids of the jobs started here. A store
+        with a queue of its own hands out the queued jobs; another is looked through.
         """
+        if self._queue_taker is not None:
+            return await self._queue_taker.take(self) if not self._closing else []
         taken: list[str] = []
         for job in await self.service.store.orphaned():
             if self._closing or len(self._tasks) + len(self._queue) >= self._max_running:
                 break
             if job.status != "pending" or job.worker is not None:
                 continue  # a stopped worker's job: recovery's business, once per lease period
-            if (found := self.functions(job.tool)) is not None and await self._claim(job, found):
+            if (found := self.functions.get(job.tool)) is not None and await self._claim(job, found):
                 taken.append(job.job_id)
         return taken
+
+    def free_slots(self) -> int:
+        """How many more jobs could start here now."""
+        return 0 if self._closing else self._max_running - len(self._tasks) - len(self._queue)
+
+    def tools(self) -> list[str]:
+        """The tools whose jobs this worker runs."""
+        return list(self.functions)
+
+    def runs(self, job_id: str) -> bool:
+        """Whether the job is running, or waiting for a slot, here."""
+        return job_id in self._tasks or job_id in self._queue
+
+    async def claim_queued(self, job: JobRecord) -> bool:
+        """Claim a queued job and run it here; False if another worker claimed it first."""
+        found = None if self._closing else self.functions.get(job.tool)
+        return found is not None and await self._claim(job, found)
 
     async def _claim(self, job: JobRecord, found: JobFunction) -> bool:
         """Claim the job as this worker and run it here; False if another writer got it first."""
@@ -482,7 +512,7 @@ class JobRunner:
         for job in await self.service.store.orphaned():
             if job.worker is None and job.status == "pending" and not self._closing:
                 continue  # queued, not orphaned: `take_queued` starts it when a slot is free
-            found = None if self._closing else self.functions(job.tool)
+            found = None if self._closing else self.functions.get(job.tool)
             if found is not None and (found.resumable or job.status == "pending"):
                 if not await self._claim(job, found):
                     continue  # another worker took it, or its own worker is alive after all
@@ -490,6 +520,9 @@ class JobRunner:
                 recovered.append(job.job_id)
             elif await self.service.interrupt(job.job_id, WORKER_STOPPED) is not None:
                 recovered.append(job.job_id)
+        taker = None if self._closing else self._queue_taker
+        if taker is not None and await taker.take_over(self):
+            self._wake.set()  # the entries of queued jobs a stopped worker never claimed
         return recovered
 
     async def _keep_lease(self) -> None:
@@ -505,6 +538,8 @@ class JobRunner:
             await asyncio.sleep(self.lease_seconds / 3)
             try:
                 await self.service.store.renew_lease(worker, self.lease_seconds)
+                if self._queue_taker is not None:
+                    await self._queue_taker.hold()
                 if self.takes_jobs and beat % 3 == 0 and (recovered := await self.recover()):
                     logger.info("recovered %d job(s) of stopped workers: %s", len(recovered), recovered)
                 if time.monotonic() - pruned_at >= PRUNE_EVERY_SECONDS:

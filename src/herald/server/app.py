@@ -203,7 +203,7 @@ class Server:
                 retention_seconds=self.job_retention_seconds,
                 takes_jobs=self.takes_jobs,
             )
-            self._job_runner.functions = self._job_functions.get
+            self._job_runner.functions = self._job_functions
         return self._job_runner
 
     async def start_jobs(self) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord, epoch_seconds
-from herald.jobs.store import JobChanged, JobStore
+from herald.jobs.store import JobChanged, JobQueue, JobStore
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import EventLog, JobEventReference, StoredEvent
 from herald.stores.sessions import SessionRecord, SessionStore
@@ -238,6 +238,53 @@ async def _check_retention(store: JobStore) -> None:
         assert not await store.expired(job_id)
     assert not await store.expired("never-was")
     assert await store.prune(start + 50, retention=30.0) == [], "pruning again forgets nothing more"
+
+
+async def check_job_queue(make_store: JobStoreFactory, *, idle_seconds: float = 1.5) -> None:
+    """Raise AssertionError at the first property a store's own job queue breaks.
+
+    For a `JobStore` that is also a `JobQueue`. Idleness is the backend's own clock, so
+    the check waits for real (1.75 x `idle_seconds` in all), and every idle time it
+    compares is a quarter of `idle_seconds` away from the limit either way.
+    """
+    store = await make_store()
+    assert isinstance(store, JobQueue), "the store keeps a queue"
+    try:
+        assert await store.read_queue("w1", ["a"], 10) == [], "a new queue is empty"
+        assert await store.take_over_queued("w1", ["a"], idle_seconds, 10) == [], "nothing was handed out"
+        for job_id, tool, worker in (
+            ("q1", "a", None),
+            ("q2", "a", None),
+            ("q3", "b", None),
+            ("mine", "a", "w0"),
+        ):
+            job = JobRecord(job_id, tool, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z", sequence=1)
+            job.worker = worker
+            await store.create(job, JobEvent(job_id, 1, "created", job.created_at, {"status": "pending"}))
+        first = await store.read_queue("w1", ["a"], 1)
+        assert [entry.job_id for entry in first] == ["q1"], "queued jobs come out oldest first"
+        second = await store.read_queue("w2", ["a"], 10)
+        assert [entry.job_id for entry in second] == ["q2"], (
+            "each entry goes to one worker, another tool's to none; a job with a worker is not queued"
+        )
+        assert await store.read_queue("w3", ["a"], 10) == []
+        other = await store.read_queue("w3", ["b"], 10)
+        assert [(entry.job_id, entry.tool) for entry in other] == [("q3", "b")], "each tool has its queue"
+        await store.acknowledge_queued(other)
+        await asyncio.sleep(idle_seconds / 2)
+        await store.hold_queued("w1", first)
+        await asyncio.sleep(idle_seconds * 3 / 4)  # w1's entry was held since; w2's was not
+        taken = await store.take_over_queued("w3", ["a", "b"], idle_seconds, 10)
+        assert [entry.job_id for entry in taken] == ["q2"], "only an entry nobody held goes to another worker"
+        await store.acknowledge_queued(taken)
+        await asyncio.sleep(idle_seconds / 2)  # w1 held its entry no more
+        taken = await store.take_over_queued("w3", ["a", "b"], idle_seconds, 10)
+        assert [entry.job_id for entry in taken] == ["q1"], "the entry a stopped worker held is taken over"
+        await store.acknowledge_queued(taken)
+        assert await store.take_over_queued("w1", ["a", "b"], 0, 10) == [], "acknowledged entries are gone"
+        assert await store.read_queue("w1", ["a", "b"], 10) == []
+    finally:
+        await store.aclose()
 
 
 SessionStoreFactory = Callable[[], Awaitable[SessionStore]]

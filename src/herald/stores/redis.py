@@ -14,6 +14,14 @@ one slot and Redis Cluster works; a job's changes are Lua scripts over those key
   leases, expired ids) are sorted sets and sets of their own, kept next to the scripts.
   They are written before a job exists and cleaned after it is gone, so a crash in
   between leaves an index naming nothing (skipped), never a job no index finds.
+- The jobs created with no worker (a serve-only replica's) are queued in a Stream per tool,
+  read by the consumer group `workers` (`XREADGROUP`) of the workers that run that tool
+  (so none is handed a job it cannot run): each entry goes to one worker, which
+  holds it while the job runs (`XCLAIM` to itself with every lease renewal, which resets
+  its idle time) and acknowledges and deletes it once the job ends. An entry idle for a
+  lease period belongs to a stopped worker, and another takes it over (`XAUTOCLAIM`).
+  The entry is added before the job is created, so no queued job lacks one; an entry
+  whose job never appeared is acknowledged after a lease period.
 - The event log keeps each stream as a Stream too, positions as entry ids.
 
 Redis errors become `StoreError`, the original chained.
@@ -29,15 +37,19 @@ from typing import Any, Final
 
 import orjson
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from herald.jobs.events import JobEvent
-from herald.jobs.machine import TRANSITIONS, IllegalTransition, JobInput, JobStatus, Outcome
+from herald.jobs.machine import TRANSITIONS, IllegalTransition, JobInput, Outcome
 from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
-from herald.jobs.store import Hear, JobChanged
+from herald.jobs.store import Hear, JobChanged, QueueEntry
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
+from herald.stores.group_writer import GroupWriter
 from herald.stores.sessions import HearMessage, SessionRecord
+
+#: The consumer group of the workers that read the job queue.
+QUEUE_GROUP: Final = "workers"
 
 #: The input an event of each kind is, for the transition table.
 INPUT_OF_KIND: Final = {
@@ -59,19 +71,22 @@ def transition_table_lua() -> str:
     return "{" + ", ".join(moves) + "}"
 
 
-#: KEYS: status, events. ARGV: expected sequence, input, percentage, event json, new sequence,
-#: the hint channel and message, then field/value pairs of the new status.
+#: KEYS: status, events. ARGV[1]: one JSON array of the expected sequence (as stored), the
+#: input, the percentage, the event json, the new sequence, the hint channel and message,
+#: and the new status as field/value pairs. One argument, not twenty-five: packing each
+#: argument is most of what a call costs redis-py.
 #: Answers ok | missing | changed | illegal | backwards.
 RECORD_SCRIPT: Final = f"""
 local moves = {transition_table_lua()}
+local change = cjson.decode(ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local current = redis.call('HMGET', KEYS[1], 'sequence', 'status', 'percentage')
-if current[1] ~= ARGV[1] then return 'changed' end
-if not moves[cjson.decode(current[2]) .. '|' .. ARGV[2]] then return 'illegal' end
-if ARGV[2] == 'progress' and tonumber(ARGV[3]) < tonumber(current[3]) then return 'backwards' end
-redis.call('XADD', KEYS[2], ARGV[5] .. '-0', 'e', ARGV[4])
-redis.call('HSET', KEYS[1], unpack(ARGV, 8))
-redis.call('PUBLISH', ARGV[6], ARGV[7])
+if current[1] ~= change[1] then return 'changed' end
+if not moves[cjson.decode(current[2]) .. '|' .. change[2]] then return 'illegal' end
+if change[2] == 'progress' and change[3] < tonumber(current[3]) then return 'backwards' end
+redis.call('XADD', KEYS[2], change[5] .. '-0', 'e', change[4])
+redis.call('HSET', KEYS[1], unpack(change[8]))
+redis.call('PUBLISH', change[6], change[7])
 return 'ok'
 """
 
@@ -170,11 +185,44 @@ async def _read_channel(client: aioredis.Redis, channel: str, hear: HearMessage,
         await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
 
 
+def _record_outcome(job: JobRecord, event: JobEvent, answer: Any) -> Exception | None:
+    """What one record script's answer means for its caller."""
+    if isinstance(answer, RedisError):
+        return StoreError(f"Redis refused: {answer}")
+    if answer == b"missing":
+        return StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+    if answer == b"changed":
+        return JobChanged(job.job_id)
+    if answer in (b"illegal", b"backwards"):
+        return IllegalTransition(f"the store refused {event.kind} for job {job.job_id!r} ({answer.decode()})")
+    return None
+
+
+def _queue_entry(tool: str, entry: bytes, fields: dict[bytes, bytes]) -> QueueEntry:
+    return QueueEntry(entry.decode(), fields[b"job"].decode(), tool)
+
+
+def _by_tool(entries: list[QueueEntry]) -> dict[str, list[Any]]:
+    """Entry ids by the queue (the tool) they are in."""
+    grouped: dict[str, list[Any]] = {}
+    for entry in entries:
+        grouped.setdefault(entry.tool, []).append(entry.entry)
+    return grouped
+
+
 def _status_pairs(job: JobRecord) -> list[Any]:
     values = {name: getattr(job, name) for name in STATUS_FIELDS}
     pairs: list[Any] = []
     for name, value in values.items():
         pairs += [name, orjson.dumps(value)]
+    return pairs
+
+
+def _status_strings(job: JobRecord) -> list[str]:
+    """The status as field/value pairs of strings (each value JSON), for a script to unpack."""
+    pairs: list[str] = []
+    for name in STATUS_FIELDS:
+        pairs += [name, orjson.dumps(getattr(job, name)).decode()]
     return pairs
 
 
@@ -189,6 +237,10 @@ class RedisJobStore:
         self._clock = clock
         self._record = client.register_script(RECORD_SCRIPT)
         self._create = client.register_script(CREATE_SCRIPT)
+        #: The events of concurrent jobs go to Redis together, one pipeline at a time.
+        self._records: GroupWriter[tuple[JobRecord, JobEvent]] = GroupWriter(self._record_batch)
+        #: The tools whose queue has the workers' group (made once, by whoever reads first).
+        self._grouped: set[str] = set()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> RedisJobStore:
@@ -214,6 +266,8 @@ class RedisJobStore:
             meta += [name, orjson.dumps(value)]
         order = await _guarded(self._redis.incr(self._index("job-counter")))
         async with self._redis.pipeline(transaction=False) as indexes:
+            if job.worker is None and not job.terminal:  # queued: for a worker of its tool
+                indexes.xadd(self._queue(job.tool), {"job": job.job_id})
             indexes.zadd(self._index("jobs"), {job.job_id: order})
             if job.owner is not None:
                 indexes.zadd(self._index(f"owner:{job.owner}"), {job.job_id: order})
@@ -231,34 +285,80 @@ class RedisJobStore:
             raise StoreError(f"a job {job.job_id!r} exists already")
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
-        kind = INPUT_OF_KIND.get(event.kind)
-        if kind is None:
+        if event.kind not in INPUT_OF_KIND:
             raise StoreError(f"an event of kind {event.kind!r} changes no job")
-        keys = [self._key(job.job_id, "status"), self._key(job.job_id, "events")]
-        args = [
-            orjson.dumps(event.sequence - 1),
-            kind.value,
+        await self._records.write((job, event))
+
+    async def _record_batch(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Exception | None]:
+        """One pipeline of scripts for the batch (each its own atomic compare-and-set)."""
+        answers: list[Any]
+        if len(batch) == 1:  # alone: a pipeline would only add to its one round trip
+            job, event = batch[0]
+            try:
+                answers = [
+                    await self._record(keys=self._record_keys(job), args=self._record_args(job, event))
+                ]
+            except RedisError as refused:
+                answers = [refused]
+        else:
+            answers = await self._record_pipelined(batch)
+        outcomes = [
+            _record_outcome(job, event, answer) for (job, event), answer in zip(batch, answers, strict=True)
+        ]
+        ended = [
+            job for (job, _), outcome in zip(batch, outcomes, strict=True) if outcome is None and job.terminal
+        ]
+        if ended:
+            async with self._redis.pipeline(transaction=False) as indexes:
+                indexes.zrem(self._index("unfinished"), *(job.job_id for job in ended))
+                indexes.zadd(
+                    self._index("ended"), {job.job_id: epoch_seconds(job.updated_at) for job in ended}
+                )
+                await _guarded(indexes.execute())
+        return outcomes
+
+    async def _record_pipelined(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Any]:
+        """The record script's answers for a batch, from one pipeline of `EVALSHA`s.
+
+        Called by hash, not as a redis-py script object, which would ask Redis whether the
+        script exists on every pipeline. A Redis that lost its scripts (restarted) answers
+        NOSCRIPT without running the call; those calls alone are sent again once the
+        script is loaded.
+        """
+        answers: list[Any] = [None] * len(batch)
+        unsent = list(range(len(batch)))
+        for attempt in range(2):
+            async with self._redis.pipeline(transaction=False) as scripts:
+                for index in unsent:
+                    job, event = batch[index]
+                    scripts.evalsha(
+                        self._record.sha, 2, *self._record_keys(job), *self._record_args(job, event)
+                    )
+                for index, answer in zip(
+                    unsent, await _guarded(scripts.execute(raise_on_error=False)), strict=True
+                ):
+                    answers[index] = answer
+            unsent = [index for index in unsent if isinstance(answers[index], NoScriptError)]
+            if not unsent or attempt:
+                break
+            await _guarded(self._redis.script_load(RECORD_SCRIPT))
+        return answers
+
+    def _record_keys(self, job: JobRecord) -> list[str]:
+        return [self._key(job.job_id, "status"), self._key(job.job_id, "events")]
+
+    def _record_args(self, job: JobRecord, event: JobEvent) -> list[Any]:
+        change = [
+            str(event.sequence - 1),
+            INPUT_OF_KIND[event.kind].value,
             job.percentage,
-            orjson.dumps(event.to_params()),
-            event.sequence,
+            orjson.dumps(event.to_params()).decode(),
+            str(event.sequence),
             self._index("job-events"),
             f"{job.job_id}|{event.sequence}",
-            *_status_pairs(job),
+            _status_strings(job),
         ]
-        answer = await _guarded(self._record(keys=keys, args=args))
-        if answer == b"missing":
-            raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
-        if answer == b"changed":
-            raise JobChanged(job.job_id)
-        if answer in (b"illegal", b"backwards"):
-            raise IllegalTransition(
-                f"the store refused {event.kind} for job {job.job_id!r} ({answer.decode()})"
-            )
-        if JobStatus(job.status).terminal:
-            async with self._redis.pipeline(transaction=False) as indexes:
-                indexes.zrem(self._index("unfinished"), job.job_id)
-                indexes.zadd(self._index("ended"), {job.job_id: epoch_seconds(job.updated_at)})
-                await _guarded(indexes.execute())
+        return [orjson.dumps(change)]
 
     async def get(self, job_id: str) -> JobRecord | None:
         return (await self._get_many([job_id]))[0]
@@ -363,6 +463,64 @@ class RedisJobStore:
     async def expired(self, job_id: str) -> bool:
         return bool(await _guarded(self._redis.sismember(self._index("expired"), job_id)))
 
+    def _queue(self, tool: str) -> str:
+        return self._index(f"queue:{tool}")
+
+    async def read_queue(self, worker: str, tools: list[str], count: int) -> list[QueueEntry]:
+        read: list[QueueEntry] = []
+        for tool in tools:
+            if len(read) >= count:
+                break
+            if tool not in self._grouped:
+                await self._make_queue_group(tool)
+            streams: dict[Any, Any] = {self._queue(tool): ">"}
+            found: Any = await _guarded(
+                self._redis.xreadgroup(QUEUE_GROUP, worker, streams, count=count - len(read))
+            )
+            read += [
+                _queue_entry(tool, entry, fields) for _, entries in found or () for entry, fields in entries
+            ]
+        return read
+
+    async def _make_queue_group(self, tool: str) -> None:
+        """Create the workers' group of a tool's queue, from its start (earlier entries are read)."""
+        try:
+            await self._redis.xgroup_create(self._queue(tool), QUEUE_GROUP, id="0", mkstream=True)
+        except ResponseError as refused:
+            if "BUSYGROUP" not in str(refused):  # another worker created it first: fine
+                raise StoreError(f"Redis refused: {refused}") from refused
+        except RedisError as exc:
+            raise StoreError(f"Redis refused: {exc}") from exc
+        self._grouped.add(tool)
+
+    async def take_over_queued(
+        self, worker: str, tools: list[str], idle_seconds: float, count: int
+    ) -> list[QueueEntry]:
+        idle, taken = max(int(idle_seconds * 1000), 1), []
+        for tool in tools:
+            if tool not in self._grouped:
+                await self._make_queue_group(tool)
+            answer: Any = await _guarded(
+                self._redis.xautoclaim(self._queue(tool), QUEUE_GROUP, worker, idle, "0-0", count=count)
+            )
+            taken += [_queue_entry(tool, entry, fields) for entry, fields in answer[1] if fields]
+        return taken
+
+    async def hold_queued(self, worker: str, entries: list[QueueEntry]) -> None:
+        if entries:
+            async with self._redis.pipeline(transaction=False) as holds:
+                for tool, held in _by_tool(entries).items():
+                    holds.xclaim(self._queue(tool), QUEUE_GROUP, worker, 0, held, justid=True)
+                await _guarded(holds.execute())
+
+    async def acknowledge_queued(self, entries: list[QueueEntry]) -> None:
+        if entries:
+            async with self._redis.pipeline(transaction=False) as done:
+                for tool, acknowledged in _by_tool(entries).items():
+                    done.xack(self._queue(tool), QUEUE_GROUP, *acknowledged)
+                    done.xdel(self._queue(tool), *acknowledged)
+                await _guarded(done.execute())
+
     async def follow_writers(self, hear: Hear) -> None:
         """Hear of every event written to this store, by any process, until cancelled.
 
@@ -391,6 +549,7 @@ class RedisJobStore:
         return None
 
     async def aclose(self) -> None:
+        await self._records.aclose()
         await self._redis.aclose()
 
 

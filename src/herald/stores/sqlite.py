@@ -41,6 +41,7 @@ from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.store import Hear, JobChanged
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
+from herald.stores.group_writer import GroupWriter
 from herald.stores.sessions import HearMessage, SessionRecord
 from herald.stores.thread import StoreThread
 
@@ -308,8 +309,10 @@ class SqliteEventLog:
 class SqliteJobStore:
     """A `JobStore` in a SQLite file; a job's state and its event commit together.
 
-    `connect` opens the file (on the store's thread); tests pass one whose connection
-    fails on purpose.
+    The events of concurrent jobs are committed in groups (`GroupWriter`): those made
+    while a transaction is being written go together in the next, each with its own
+    compare-and-set. `connect` opens the file (on the store's thread); tests pass one
+    whose connection fails on purpose.
     """
 
     def __init__(
@@ -321,8 +324,8 @@ class SqliteJobStore:
     ) -> None:
         self._clock = clock
         self._thread = StoreThread("herald-sqlite-jobs", SQLITE_ERRORS)
-
         self._db = _open_on(self._thread, lambda: _prepared(connect(path), prepare_job_tables))
+        self._records: GroupWriter[tuple[JobRecord, JobEvent]] = GroupWriter(self._record_batch)
 
     async def create(self, job: JobRecord, event: JobEvent) -> None:
         await self._thread.call(self._create, job, event)
@@ -333,21 +336,15 @@ class SqliteJobStore:
             _append_event(db, event)
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
-        await self._thread.call(self._record, job, event)
+        await self._records.write((job, event))
 
-    def _record(self, job: JobRecord, event: JobEvent) -> None:
+    async def _record_batch(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Exception | None]:
+        return await self._thread.call(self._record_all, batch)
+
+    def _record_all(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Exception | None]:
+        """One transaction for the batch; an event another writer got ahead of writes nothing."""
         with transaction(self._db) as db:
-            changed = db.execute(
-                "UPDATE job_status SET status = ?, percentage = ?, stage = ?, eta_seconds = ?,"
-                " sequence = ?, result_uri = ?, summary = ?, error = ?, updated_at = ?, worker = ?"
-                " WHERE job_id = ? AND sequence = ?",
-                (*_status_row(job), job.job_id, event.sequence - 1),
-            ).rowcount
-            if changed != 1:
-                if db.execute("SELECT 1 FROM job_status WHERE job_id = ?", (job.job_id,)).fetchone():
-                    raise JobChanged(job.job_id)  # another process wrote an event first
-                raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
-            _append_event(db, event)
+            return [_record_event(db, job, event) for job, event in batch]
 
     async def get(self, job_id: str) -> JobRecord | None:
         rows = await self._thread.call(
@@ -501,6 +498,7 @@ class SqliteJobStore:
         return (str(rows[0][0]), bytes(rows[0][1])) if rows else None
 
     async def aclose(self) -> None:
+        await self._records.aclose()
         await self._thread.aclose(self._db.close)
 
 
@@ -682,6 +680,22 @@ def _insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
         " result_uri, summary, error, updated_at, worker) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (job.job_id, *_status_row(job)),
     )
+
+
+def _record_event(db: sqlite3.Connection, job: JobRecord, event: JobEvent) -> Exception | None:
+    """Write the event and the job's new status if the job is at the sequence before it."""
+    changed = db.execute(
+        "UPDATE job_status SET status = ?, percentage = ?, stage = ?, eta_seconds = ?,"
+        " sequence = ?, result_uri = ?, summary = ?, error = ?, updated_at = ?, worker = ?"
+        " WHERE job_id = ? AND sequence = ?",
+        (*_status_row(job), job.job_id, event.sequence - 1),
+    ).rowcount
+    if changed != 1:
+        if db.execute("SELECT 1 FROM job_status WHERE job_id = ?", (job.job_id,)).fetchone():
+            return JobChanged(job.job_id)  # another process wrote an event first
+        return StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+    _append_event(db, event)
+    return None
 
 
 def _status_row(job: JobRecord) -> tuple[Any, ...]:

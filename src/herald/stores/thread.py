@@ -51,9 +51,9 @@ class StoreThread:
             if submitted.cancel():  # not started: withdrawn, nothing happened
                 raise
             try:
-                return await _uninterrupted(waiting)
+                return await wait_uninterrupted(waiting)
             finally:
-                _deliver_later()
+                deliver_cancellation_later()
 
     async def aclose(self, last: Callable[[], object] | None = None) -> None:
         """Refuse new calls, run `last` (closing the connection) after every call made so far,
@@ -83,7 +83,7 @@ class StoreThread:
             return function(*args)
 
 
-async def _uninterrupted(waiting: asyncio.Future[T]) -> T:
+async def wait_uninterrupted(waiting: asyncio.Future[T]) -> T:
     """Wait for a call that is already running, whatever cancellations arrive meanwhile."""
     while True:
         try:
@@ -95,13 +95,13 @@ async def _uninterrupted(waiting: asyncio.Future[T]) -> T:
 
 
 def _swallowed() -> None:
-    """A second cancellation while the call finishes: `_deliver_later` re-delivers one."""
+    """A second cancellation while the call finishes: `deliver_cancellation_later` re-delivers one."""
     task = asyncio.current_task()
     if task is not None:
         task.uncancel()
 
 
-def _deliver_later() -> None:
+def deliver_cancellation_later() -> None:
     """Re-deliver the cancellation that arrived during the call, at the caller's next await.
 
     `uncancel` then `cancel` keeps the task's count of pending cancellations as it was, so

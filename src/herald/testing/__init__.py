@@ -30,7 +30,7 @@ from herald.protocol.versions import (
 )
 from herald.server.app import Server
 from herald.server.connection import Connection
-from herald.stores.conformance import check_event_log, check_job_store, check_session_store
+from herald.stores.conformance import check_event_log, check_job_queue, check_job_store, check_session_store
 from herald.testing.transport_check import WireSession, check_server, check_transport
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "RPCError",
     "WireSession",
     "check_event_log",
+    "check_job_queue",
     "check_job_store",
     "check_server",
     "check_session_store",
