@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from herald.jobs.store import JobStore
 from herald.testing import free_port, wait_until_listening
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,3 +48,40 @@ def giftgenius_http(
         else:
             process.terminate()
         process.wait(timeout=10)
+
+
+@contextlib.asynccontextmanager
+async def job_store(store: str) -> AsyncIterator[JobStore]:
+    """The job store the servers share, opened as another process would."""
+    from herald.stores.location import open_stores
+
+    stores = open_stores(store, app_name="giftgenius", sessions=False)
+    try:
+        yield stores.jobs
+    finally:
+        await stores.jobs.aclose()
+        await stores.log.aclose()
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    worker: str | None
+    #: The job's events so far, as `get_job_status` lists them.
+    events: list[dict[str, Any]]
+
+
+async def running_past(store: str, job_id: str, percentage: float) -> RunningJob | None:
+    """The job once the store has it running past `percentage`; None if it ended first.
+
+    Read from the store, not from a server: a busy server answers late, and a kill meant
+    for a running job must not land after it ended.
+    """
+    async with job_store(store) as jobs:
+        while True:
+            job = await jobs.get(job_id)
+            if job is not None and job.terminal:
+                return None
+            if job is not None and job.status == "running" and job.percentage >= percentage:
+                events = [event.to_params() for event in await jobs.events_after(job_id)]
+                return RunningJob(job.worker, events)
+            await asyncio.sleep(0.005)

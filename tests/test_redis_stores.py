@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from herald.jobs.machine import TRANSITIONS, Outcome
+from herald.jobs.events import JobEvent
+from herald.jobs.machine import TRANSITIONS, IllegalTransition, Outcome
+from herald.jobs.record import JobRecord
 from herald.jobs.service import JobService
 from herald.jobs.store import JobStore
 from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore, transition_table_lua
@@ -131,5 +133,37 @@ async def test_events_of_concurrent_jobs_go_in_one_pipeline_even_after_redis_los
             kinds = [event.kind for event in await store.events_after(job.job_id)]
             assert kinds == ["created", "started", "progress", "completed"], "each event once, in order"
         assert await store.unfinished() == [], "the ended jobs left the index of unfinished ones"
+    finally:
+        await store.aclose()
+
+
+async def test_a_chain_with_one_bad_move_is_refused_whole(redis_url: str) -> None:
+    """The record script checks every event of a chain before it writes any."""
+    store = RedisJobStore.from_url(redis_url, prefix=fresh())
+    service = JobService(store)
+    try:
+        job = await service.create("tool", {})
+        await service.start(job.job_id)
+        running = await store.get(job.job_id)
+        assert running is not None
+
+        def step(sequence: int, status: str, percentage: float, kind: str) -> tuple[JobRecord, JobEvent]:
+            changed = JobRecord.from_json(running.to_json())
+            changed.status, changed.percentage, changed.sequence = status, percentage, sequence
+            return changed, JobEvent(
+                job.job_id, sequence, kind, changed.updated_at, {"percentage": percentage}
+            )
+
+        after_the_end = [
+            step(3, "running", 10, "progress"),
+            step(4, "completed", 100, "completed"),
+            step(5, "running", 20, "progress"),
+        ]
+        backwards = [step(3, "running", 30, "progress"), step(4, "running", 20, "progress")]
+        for chain, reason in ((after_the_end, "illegal"), (backwards, "backwards")):
+            with pytest.raises(IllegalTransition, match=reason):
+                await store.record_chain(chain)
+            assert [event.kind for event in await store.events_after(job.job_id)] == ["created", "started"]
+            assert await store.get(job.job_id) == running, f"a {reason} chain writes nothing"
     finally:
         await store.aclose()

@@ -380,9 +380,10 @@ async def _bulk(
                 console.print(f"hint: {error['hint']}")
             return final.kind if final else "lost"
         result_uri = final.payload["resultResourceId"]
-        document = await client.request("resources/read", {"uri": result_uri})
+        # Reading is safe to repeat: a replica lost mid-read is read from again once back.
+        document = await client.request_again("resources/read", {"uri": result_uri})
         files[target] = document["contents"][0]["text"]
-        exported = await client.request(
+        exported = await client.request_again(
             "resources/read", {"uri": result_uri.replace("result.json", "result.csv")}
         )
         files[target.with_suffix(".csv")] = exported["contents"][0]["text"]

@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import orjson
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from herald.client import connect_http
 from herald.jobs.service import RESUMED
@@ -39,12 +41,18 @@ from herald.testing import free_port, wait_until_listening
 from tests.giftgenius.test_bulk_job import employees
 from tests.interop.test_sdk_http import connect as sdk_connect
 from tests.redis_server import redis_server
-from tests.servers import REPO
+from tests.servers import REPO, job_store, running_past
 
-PEOPLE = 10_000
+PEOPLE = 30_000
+#: The workers' lease: short, so takeover comes soon after the kill, yet longer than a busy
+#: worker's loop is held up by four analyses at once (a shorter one lapses under load, and
+#: a live worker's job is taken over before the kill).
+LEASE_SECONDS = 3
 #: Long enough for four bulk analyses on two cores, with a takeover in the middle.
 DEADLINE_SECONDS = 300.0
 GIFTGENIUS = [sys.executable, "-m", "giftgenius"]
+#: How many times the SDK client connects again after a request was lost with a replica.
+SDK_RECONNECTS = 5
 
 
 @dataclass
@@ -133,15 +141,19 @@ class Followed:
     job_id: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
     duplicates: int = 0
-    progressed: asyncio.Event = field(default_factory=asyncio.Event)
+    following: asyncio.Event = field(default_factory=asyncio.Event)
+    #: How often the client had to connect again (a request lost with a killed replica).
+    reconnects: int = 0
+    #: Where a polling client goes on from.
+    cursor: str | None = None
 
     def take(self, event: dict[str, Any]) -> None:
         if any(seen["eventId"] == event["eventId"] for seen in self.events):
             self.duplicates += 1
             return
         self.events.append(event)
-        if event.get("percentage", 0) >= 40:
-            self.progressed.set()
+        if event["type"] == "job.started":
+            self.following.set()
 
     def check(self) -> None:
         """Every event once, in sequence order, with no gap, progress rising, ending completed."""
@@ -163,35 +175,60 @@ async def follow_with_herald(url: str, csv_text: str, modern: bool, seen: Follow
 
 
 async def follow_with_sdk(url: str, csv_text: str, seen: Followed) -> None:
+    """Start a job with the official SDK, then poll it; a poll lost with a killed replica is
+    polled again on a new connection (the SDK does not retry: its user does)."""
     async with sdk_connect(url, "handshake") as client:
         result = await client.call_tool("start_bulk_gift_analysis", {"csv": csv_text})
         assert result.structured_content is not None
         seen.job_id = result.structured_content["jobId"]
-        cursor: str | None = None
-        while True:
-            arguments: dict[str, Any] = {"jobId": seen.job_id}
-            if cursor is not None:
-                arguments["cursor"] = cursor
-            status = (await client.call_tool("get_job_status", arguments)).structured_content
-            assert status is not None
-            for event in status["events"]:
-                seen.take(event)
-            cursor = status["nextCursor"]
-            if status["pollAfterMs"] is None:
-                return
-            await asyncio.sleep(status["pollAfterMs"] / 1000)
+    for _ in range(SDK_RECONNECTS):
+        if await poll_with_sdk(url, seen):
+            return
+        seen.reconnects += 1
+    raise AssertionError(f"the SDK client lost its connection {SDK_RECONNECTS} times")
 
 
-async def job_worker(store: str, job_id: str) -> str | None:
-    from herald.stores.location import open_stores
-
-    stores = open_stores(store, app_name="giftgenius", sessions=False)
+async def poll_with_sdk(url: str, seen: Followed) -> bool:
+    """Poll the job on one connection until it ends (True); `seen` keeps the cursor."""
     try:
-        job = await stores.jobs.get(job_id)
-        return job.worker if job is not None else None
-    finally:
-        await stores.jobs.aclose()
-        await stores.log.aclose()
+        async with sdk_connect(url, "handshake") as client:
+            while True:
+                arguments: dict[str, Any] = {"jobId": seen.job_id}
+                if seen.cursor is not None:
+                    arguments["cursor"] = seen.cursor
+                status = (await client.call_tool("get_job_status", arguments)).structured_content
+                assert status is not None
+                for event in status["events"]:
+                    seen.take(event)
+                seen.cursor = status["nextCursor"]
+                if status["pollAfterMs"] is None:
+                    return True
+                await asyncio.sleep(status["pollAfterMs"] / 1000)
+    except ExceptionGroup as failed:
+        if failed.split(_lost_with_the_replica)[1] is not None:
+            raise  # anything else fails the test
+        return False  # the replica went away mid-request
+
+
+#: What the SDK makes of a non-JSON error status (here, the balancer's 502 for a dead
+#: backend), and of a request whose connection closed under it.
+LOST_REQUEST_ERRORS = {"Server returned an error response", "Connection closed"}
+
+
+def _lost_with_the_replica(error: BaseException) -> bool:
+    """A request the killed replica took with it: the connection dropped, or the balancer said so."""
+    if isinstance(error, BaseExceptionGroup):
+        return False  # look inside
+    return isinstance(error, httpx2.TransportError) or (
+        isinstance(error, MCPError) and error.message in LOST_REQUEST_ERRORS
+    )
+
+
+async def jobs_created(store: str, count: int) -> None:
+    """Until the store holds `count` jobs (other processes create them)."""
+    async with job_store(store) as jobs:
+        while len(await jobs.job_ids()) < count:  # noqa: ASYNC110  # another process writes them
+            await asyncio.sleep(0.01)
 
 
 async def scenario(
@@ -200,12 +237,16 @@ async def scenario(
     """Start three jobs, kill -9 the stream's replica and the first job's worker, follow to the end."""
     herald_handshake, herald_modern, sdk = Followed(), Followed(), Followed()
     killed: set[str] = set()
+    async with asyncio.timeout(DEADLINE_SECONDS):
+        await jobs_created(store, 1)  # `bulk`'s: its start is not caught in the kill
     async with asyncio.timeout(DEADLINE_SECONDS), asyncio.TaskGroup() as clients:
         clients.create_task(follow_with_herald(url, csv_text, False, herald_handshake))
         clients.create_task(follow_with_herald(url, csv_text, True, herald_modern))
         clients.create_task(follow_with_sdk(url, csv_text, sdk))
-        await herald_handshake.progressed.wait()  # past its first checkpoint
-        worker_id = await job_worker(store, herald_handshake.job_id)
+        await herald_handshake.following.wait()  # the client follows a running job
+        running = await running_past(store, herald_handshake.job_id, 42.5)  # past a checkpoint
+        assert running is not None, "the job ended before the kill"
+        worker_id = running.worker
         assert worker_id in workers, (worker_id, list(workers))
         workers[worker_id].kill()
         killed.add(worker_id)
@@ -235,14 +276,23 @@ def test_jobs_survive_kill_9_of_a_replica_and_a_worker_behind_a_balancer(
         replicas = []
         for n in range(2):
             port = free_port()
-            argv = [*GIFTGENIUS, "serve", "--port", str(port), "--store", store, "--job-lease", "1"]
+            argv = [
+                *GIFTGENIUS,
+                "serve",
+                "--port",
+                str(port),
+                "--store",
+                store,
+                "--job-lease",
+                str(LEASE_SECONDS),
+            ]
             replicas.append(
                 stack.enter_context(started([*argv, *serve_options], tmp_path / f"r{n}.log", port))
             )
         workers: dict[str, Started] = {}
         if store_kind == "redis":
             for n in range(2):
-                argv = [*GIFTGENIUS, "worker", "--store", store, "--job-lease", "1"]
+                argv = [*GIFTGENIUS, "worker", "--store", store, "--job-lease", str(LEASE_SECONDS)]
                 worker = stack.enter_context(started(argv, tmp_path / f"w{n}.log"))
                 workers[worker.worker_id()] = worker
         else:  # each replica is its own worker

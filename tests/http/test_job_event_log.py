@@ -90,6 +90,7 @@ def build_server(go_on: asyncio.Event) -> Server:
         for step in range(1, 6):
             await ctx.report_progress(20 * step, f"step {step}")
             if step == 2:
+                await ctx.saved()  # progress is written behind: stored (and told) before what follows
                 server.remove_tool("spare")  # a message that is no job event, between two that are
                 await go_on.wait()
         return {"steps": 5}

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from herald.jobs.service import JobService
+from herald.jobs.service import MAX_WRITTEN_BEHIND, JobService
 from herald.runtime import JobContext, JobRunner
 from herald.runtime.runner import STORE_FAILED
 from herald.stores import StoreError
@@ -84,9 +84,13 @@ async def test_a_refused_write_fails_the_job_once_writes_work_again(
     async def work(ctx: JobContext) -> dict[str, Any]:
         nonlocal went_on
         await ctx.report_progress(10, "first")
+        await ctx.saved()  # the first is stored
         disk.db.full = True
         if failing_write == "progress":
-            await ctx.report_progress(20, "second")  # refused: the function stops here
+            # Refused: written behind, so a report soon after (at the latest once as many as
+            # may wait have gathered) raises, and the function stops there.
+            for step in range(MAX_WRITTEN_BEHIND + 2):
+                await ctx.report_progress(20 + step * 70 / (MAX_WRITTEN_BEHIND + 2), "more")
             went_on = True
         return {"done": True}  # for "result": saving the result is refused
 
@@ -97,7 +101,7 @@ async def test_a_refused_write_fails_the_job_once_writes_work_again(
     assert job.error["code"] == "store_error"
     assert job.error["message"] == STORE_FAILED
     assert job.error["hint"]
-    assert not went_on, "the job function was stopped at the refused write"
+    assert not went_on, "the job function was stopped once the write was refused"
     kinds = [event.kind for event in await disk.store.events_after(job_id)]
     assert kinds == ["created", "started", "progress", "failed"], "nothing refused was half-written"
     assert await disk.store.get_result(job_id, "result.json") is None
@@ -116,6 +120,7 @@ async def test_a_job_that_swallows_the_store_error_still_ends_store_error(tmp_pa
         disk.db.full = True
         try:
             await ctx.report_progress(20, "refused")
+            await ctx.saved()  # written behind: the refusal is known here
         except StoreError:
             disk.db.full = False  # even with space back, the job may not carry on
             try:

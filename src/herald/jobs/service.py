@@ -5,6 +5,17 @@ Other processes may write the same store: a change is decided on the job as read
 another writer recorded an event first (`JobChanged`), the job is read again and the
 change decided anew, so a job's events form one sequence with no two writers' facts
 interleaved wrongly (a cancel from one replica and progress from the worker, say).
+
+Progress is written behind the job's function. `progress` decides the event at once and
+hands it to the job's writer, which stores the events gathered so far as one chain
+(`JobStore.record_chain`: all or none, on the state expected before the first) and then
+tells them, in order; the function goes on meanwhile, so one job reports faster than one
+store round trip per event. Every other change (start, completion, failure,
+cancellation) first waits until the job's progress is stored, then is stored itself
+before the call returns. A chain the store refuses is dropped whole: another writer
+changed the job (the next change reads it afresh, and what that writer wrote is told),
+or the store failed (the next change of the job raises that error). At most
+`MAX_WRITTEN_BEHIND` events wait; a function that reports faster waits for the store.
 """
 
 from __future__ import annotations
@@ -14,10 +25,11 @@ import collections
 import dataclasses
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from herald.jobs.events import JobEvent, timestamp
-from herald.jobs.machine import JobInput, Outcome, apply
+from herald.jobs.machine import IllegalTransition, JobInput, Outcome, apply
 from herald.jobs.record import JobRecord
 from herald.jobs.store import JobChanged, JobStore
 from herald.listeners import Listeners
@@ -38,10 +50,41 @@ RESUMED = "resumed after its worker stopped"
 REMEMBERED_JOBS = 10_000
 #: How often one change is decided again because other writers keep getting there first.
 MAX_WRITE_ATTEMPTS = 64
+#: How many progress events of one job may wait to be stored before `progress` waits too.
+MAX_WRITTEN_BEHIND = 1000
+
+Change = tuple[JobRecord, JobEvent]
+
+
+@dataclass(slots=True)
+class _Behind:
+    """One job's progress written behind its function: a chain being stored, the next gathering."""
+
+    gathering: list[Change] = field(default_factory=list)
+    #: Stores the gathered chains one after the other; owned here, ends once none is left.
+    writer: asyncio.Task[None] | None = None
+    #: Why the store refused a chain; the job's next change deals with it.
+    failure: Exception | None = None
+    #: The latest sequence another process was heard to write while a chain was being stored.
+    heard: int = 0
 
 
 class UnknownJob(LookupError):
     """No job has this id."""
+
+
+class JobTakenOver(IllegalTransition):
+    """Another worker holds the job now: this process's run of it must stop, recording nothing.
+
+    A worker whose lease lapsed while it was alive (its loop blocked past the lease, say)
+    finds its job claimed by another at its next write: its progress and its ending are
+    refused, so one job never has two runs writing to it.
+    """
+
+    def __init__(self, job_id: str, worker: str) -> None:
+        super().__init__(f"job {job_id!r} is held by worker {worker} now")
+        self.job_id = job_id
+        self.worker = worker
 
 
 class ExpiredJob(UnknownJob):
@@ -71,6 +114,8 @@ class JobService:
         #: The last sequence told to listeners, per job (the most recent jobs only), so that
         #: an event heard from another process (`hear`) is told once.
         self._told: collections.OrderedDict[str, int] = collections.OrderedDict()
+        #: The jobs whose progress is being written behind their functions.
+        self._behind: dict[str, _Behind] = {}
 
     def subscribe(self, listener: JobListener) -> Callable[[], None]:
         return self._listeners.add(listener)
@@ -118,7 +163,9 @@ class JobService:
                 found["etaSeconds"] = eta_seconds
             return found
 
-        return await self._change(job_id, JobInput.PROGRESS, "progress", payload, percentage, stage)
+        return await self._change(
+            job_id, JobInput.PROGRESS, "progress", payload, percentage, stage, behind=True, fenced=True
+        )
 
     async def complete(self, job_id: str, result_uri: str, summary: str | None = None) -> JobEvent | None:
         def payload(job: JobRecord) -> dict[str, Any]:
@@ -128,7 +175,7 @@ class JobService:
                 found["summary"] = summary
             return found
 
-        return await self._change(job_id, JobInput.COMPLETE, "completed", payload)
+        return await self._change(job_id, JobInput.COMPLETE, "completed", payload, fenced=True)
 
     async def fail(self, job_id: str, code: str, message: str, hint: str | None = None) -> JobEvent | None:
         error = {"code": code, "message": message, **({"hint": hint} if hint else {})}
@@ -195,11 +242,23 @@ class JobService:
         payload: Callable[[JobRecord], dict[str, Any]],
         percentage: float | None = None,
         stage: str | None = None,
+        *,
+        behind: bool = False,
+        fenced: bool = False,
     ) -> JobEvent | None:
-        """Apply one input; returns the event, or None when a terminal state absorbed it."""
+        """Apply one input; returns the event, or None when a terminal state absorbed it.
+
+        With `behind` (progress) the event is returned once decided, and stored and told
+        soon after; otherwise once stored and told, after every event before it. A
+        `fenced` change (what only the job's run reports: progress, completion) is refused
+        with `JobTakenOver` once another worker holds the job.
+        """
         async with self._locks.setdefault(job_id, asyncio.Lock()):
+            await self._settle_behind(job_id, wait=not behind)
             for _ in range(MAX_WRITE_ATTEMPTS):
                 job = self._written.pop(job_id, None) or await self.get(job_id)
+                if fenced and job.worker not in (None, self.worker_id) and not job.terminal:
+                    raise JobTakenOver(job_id, job.worker)
                 outcome, state = apply(job.state, event_input, percentage, stage)
                 if outcome is Outcome.ABSORB:
                     return None
@@ -208,6 +267,10 @@ class JobService:
                 job.sequence += 1
                 job.updated_at = now
                 event = JobEvent(job_id, job.sequence, kind, now, payload(job))
+                if behind:
+                    self._write_behind(job, event)
+                    self._written[job_id] = dataclasses.replace(job)  # a copy: listeners get `job`
+                    break
                 try:
                     await self.store.record(job, event)
                 except JobChanged:
@@ -215,12 +278,63 @@ class JobService:
                 break
             else:
                 raise JobChanged(job_id)
-            if state.status.terminal:
+            if behind:
+                pass  # its writer stores and tells it
+            elif state.status.terminal:
                 self._locks.pop(job_id, None)
             else:
                 self._written[job_id] = dataclasses.replace(job)  # a copy: listeners get `job`
-        self._announce(job, event)
+        if behind:
+            # The call did not wait for the store: give the loop (and the job's writer) a turn,
+            # as a function reporting from a busy loop did when each report waited.
+            await asyncio.sleep(0)
+        else:
+            self._announce(job, event)
         return event
+
+    async def settle(self, job_id: str) -> None:
+        """Wait until the job's progress written behind is stored; raise what refused it."""
+        async with self._locks.setdefault(job_id, asyncio.Lock()):
+            await self._settle_behind(job_id, wait=True)
+
+    def _write_behind(self, job: JobRecord, event: JobEvent) -> None:
+        behind = self._behind.setdefault(job.job_id, _Behind())
+        behind.gathering.append((job, event))
+        if behind.writer is None:
+            behind.writer = asyncio.get_running_loop().create_task(self._write_chains(job.job_id, behind))
+
+    async def _write_chains(self, job_id: str, behind: _Behind) -> None:
+        """Store what gathered, a chain at a time, telling each once stored; stop at a refusal."""
+        try:
+            while behind.gathering:
+                chain, behind.gathering = behind.gathering, []
+                try:
+                    await self.store.record_chain(chain)
+                except Exception as refused:  # the next change of the job deals with it
+                    behind.failure, behind.heard = refused, max(behind.heard, chain[-1][1].sequence)
+                    behind.gathering.clear()
+                    self._written.pop(job_id, None)  # decided on a state that was not the store's
+                    break
+                for job, event in chain:
+                    self._announce(job, event)
+        finally:
+            behind.writer = None
+        if behind.heard > self._told.get(job_id, 0):
+            await self.hear(job_id, behind.heard)  # what another process wrote meanwhile
+
+    async def _settle_behind(self, job_id: str, *, wait: bool) -> None:
+        """Deal with the job's progress written behind: wait for it (`wait`, or too much of it
+        gathered), and raise what refused it, unless another writer did (then go on afresh)."""
+        behind = self._behind.get(job_id)
+        if behind is None:
+            return
+        if (wait or len(behind.gathering) >= MAX_WRITTEN_BEHIND) and behind.writer is not None:
+            await asyncio.shield(behind.writer)
+        failure, behind.failure = behind.failure, None
+        if behind.writer is None:
+            del self._behind[job_id]
+        if failure is not None and not isinstance(failure, JobChanged):
+            raise failure
 
     def _announce(self, job: JobRecord, event: JobEvent) -> None:
         if event.sequence <= self._told.get(job.job_id, 0):
@@ -241,6 +355,12 @@ class JobService:
         """
         told = self._told.get(job_id)
         if told is not None and sequence <= told:
+            return
+        behind = self._behind.get(job_id)
+        if behind is not None and behind.writer is not None:
+            # This process's own chain may be what was heard; its writer tells it, or on a
+            # refusal hears this again once the chain is settled.
+            behind.heard = max(behind.heard, sequence)
             return
         self._written.pop(job_id, None)  # another writer: the next change reads the job afresh
         job = await self.store.get(job_id)

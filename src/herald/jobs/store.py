@@ -64,7 +64,16 @@ class JobStore(Protocol):
 
         Only if the stored job is still at `event.sequence - 1`; otherwise nothing is
         written and `JobChanged` is raised. The rest of `job` is not written again: it is
-        what `create` stored.
+        what `create` stored. The same as `record_chain([(job, event)])`.
+        """
+
+    async def record_chain(self, chain: list[tuple[JobRecord, JobEvent]]) -> None:
+        """Store several changes of one job, in order, all or none.
+
+        Each item is the job as an event left it, and that event; their sequences follow
+        each other. Written only if the stored job is at the sequence before the first
+        (else `JobChanged`, and nothing is written); the job's status becomes the last's.
+        This is how a job's progress is written behind its function (`JobService`).
         """
 
     async def get(self, job_id: str) -> JobRecord | None: ...

@@ -76,17 +76,28 @@ class JobContext:
         self.store_failure: StoreError | None = None
         #: Set once the function has stopped and the runner is recording how the job ended.
         self.ending = False
+        #: Set when another worker claimed the job while it ran here: the run stops, silently.
+        self.taken_over = False
 
     async def report_progress(self, percentage: float, stage: str, eta_seconds: float | None = None) -> None:
         """Record progress. It must not decrease; `IllegalTransition` says so if it does.
 
-        If the store refuses the write, `StoreError` is raised here and again at every later
-        write: a job whose progress cannot be saved is stopped, not left to run unseen.
+        The event is stored soon after the call returns (behind the function, see
+        `JobService`). If the store refuses it, `StoreError` is raised at the next write once
+        the refusal is known (at the latest `MAX_WRITTEN_BEHIND` reports later, or when the job
+        ends), and again at every write after it: a job whose progress cannot be saved is
+        stopped, not left to run unseen.
         """
         if self.resumed and percentage < self._recorded_percentage:
             return  # redoing work the stopped worker had reported
         with self._watching_the_store():
             await self.service.progress(self.job_id, percentage, stage, eta_seconds)
+
+    async def saved(self) -> None:
+        """Wait until every progress event reported so far is stored (before a side effect
+        that must not happen unless they are); `StoreError` if the store refused one."""
+        with self._watching_the_store():
+            await self.service.settle(self.job_id)
 
     def log(self, level: str, data: Any) -> None:
         """A log line about this job, for the client that started it (and the server log)."""

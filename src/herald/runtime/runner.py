@@ -24,7 +24,7 @@ import orjson
 from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
-from herald.jobs.service import RESUMED, STORE_ERROR, WORKER_STOPPED, JobService
+from herald.jobs.service import RESUMED, STORE_ERROR, WORKER_STOPPED, JobService, JobTakenOver
 from herald.jobs.store import Hear, JobQueue
 from herald.protocol.errors import ProtocolError
 from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
@@ -289,7 +289,10 @@ class JobRunner:
             assert context.result_uri is not None
             await service.complete(job_id, context.result_uri, context.summary)
             return None
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, JobTakenOver) as stopped:
+            if context.taken_over or isinstance(stopped, JobTakenOver):
+                logger.warning("job %s was taken over by another worker; its run here stops", job_id)
+                return None
             # Only `cancel` (cancel_job, tasks/cancel) sets `cancel_requested`; any other
             # cancellation is the server going away (`aclose`, or the loop shutting down).
             if context.cancel_requested.is_set():
@@ -415,17 +418,24 @@ class JobRunner:
         return recovered
 
     def _heard(self, job: JobRecord, event: JobEvent) -> None:
-        """A job was queued somewhere (wake the pick-up), or ended elsewhere while it runs here."""
+        """A job was queued somewhere (wake the pick-up), or ended or was taken over elsewhere
+        while it runs here."""
         if event.kind == "created" and job.worker is None:
             self._wake.set()
             return
         # Cancelled on another replica (or failed by one that took this worker for dead)
         # while the function runs here: stop it now, not at its next write. This runner
         # records such an ending itself only once the function has stopped (`ending`).
+        # Claimed by another worker (this one's lease lapsed while it lived): stop, and
+        # record nothing; the job is the other worker's now.
         context = self._contexts.get(job.job_id)
-        if event.kind not in ENDED_ELSEWHERE or context is None or context.ending:
+        task = self._tasks.get(job.job_id)
+        if context is None or context.ending or task is None:
             return
-        if (task := self._tasks.get(job.job_id)) is not None:
+        if job.worker not in (None, self.service.worker_id) and not job.terminal:
+            context.taken_over = True
+            task.cancel()
+        elif event.kind in ENDED_ELSEWHERE:
             context.cancel_requested.set()
             task.cancel()
 

@@ -148,9 +148,48 @@ async def check_job_store(make_store: JobStoreFactory) -> None:
         assert await store.job_ids(owner="session-a") == ["j1"]
         assert await store.job_ids(owner="someone else") == []
         await _check_writers(store)
+        await _check_chains(store)
         await _check_retention(store)
     finally:
         await store.aclose()
+
+
+async def _check_chains(store: JobStore) -> None:
+    """Several changes of one job at once: written in order, whole, and only on the state expected."""
+    now = "2026-01-01T00:00:00.000Z"
+    job = JobRecord("chain", "tool", now, now, sequence=1)
+    await store.create(job, JobEvent("chain", 1, "created", now, {"tool": "tool"}))
+    chain = []
+    for sequence, (status, percentage) in enumerate(
+        (("running", 0.0), ("running", 10.0), ("running", 30.0)), 2
+    ):
+        job = JobRecord.from_json(job.to_json())
+        job.status, job.percentage, job.sequence, job.stage = status, percentage, sequence, f"s{sequence}"
+        kind = "started" if sequence == 2 else "progress"
+        chain.append((job, JobEvent("chain", sequence, kind, now, {"percentage": percentage})))
+    await store.record_chain(chain)
+    assert await store.get("chain") == chain[-1][0], "the job is as the chain's last event left it"
+    assert [event.sequence for event in await store.events_after("chain", 1)] == [2, 3, 4], (
+        "every event, in order"
+    )
+    stale = JobRecord.from_json(job.to_json())
+    stale.percentage, stale.sequence = 50.0, 4  # decided on the job at 3: another writer got to 4
+    later = JobRecord.from_json(stale.to_json())
+    later.percentage, later.sequence = 60.0, 5
+    refused = [
+        (stale, JobEvent("chain", 4, "progress", now, {})),
+        (later, JobEvent("chain", 5, "progress", now, {})),
+    ]
+    try:
+        await store.record_chain(refused)
+    except JobChanged:
+        pass
+    else:
+        raise AssertionError("a chain on a state that changed is refused with JobChanged")
+    assert [event.sequence for event in await store.events_after("chain", 1)] == [2, 3, 4], (
+        "and writes nothing"
+    )
+    assert await store.get("chain") == chain[-1][0]
 
 
 async def _check_writers(store: JobStore) -> None:

@@ -93,16 +93,20 @@ class MemoryJobStore:
         self._events[job.job_id] = [event]
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
+        await self.record_chain([(job, event)])
+
+    async def record_chain(self, chain: list[tuple[JobRecord, JobEvent]]) -> None:
         # Only the status is copied, as the SQLite store writes only the status row: a
         # change to anything else after `create` is lost the same way in both.
-        stored = self._jobs.get(job.job_id)
+        last, first = chain[-1][0], chain[0][1]
+        stored = self._jobs.get(last.job_id)
         if stored is None:
-            raise StoreError(f"no job {job.job_id!r} to record an event of: create it first")
-        if stored.sequence != event.sequence - 1:
-            raise JobChanged(job.job_id)
+            raise StoreError(f"no job {last.job_id!r} to record an event of: create it first")
+        if stored.sequence != first.sequence - 1:
+            raise JobChanged(last.job_id)
         for name in STATUS_FIELDS:
-            setattr(stored, name, copy.deepcopy(getattr(job, name)))
-        self._events[job.job_id].append(event)
+            setattr(stored, name, copy.deepcopy(getattr(last, name)))
+        self._events[last.job_id].extend(event for _, event in chain)
 
     async def get(self, job_id: str) -> JobRecord | None:
         job = self._jobs.get(job_id)

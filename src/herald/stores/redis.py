@@ -48,6 +48,9 @@ from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.group_writer import GroupWriter
 from herald.stores.sessions import HearMessage, SessionRecord
 
+#: Changes of one job, in order: the job as each event left it, and the event.
+Chain = list[tuple[JobRecord, JobEvent]]
+
 #: The consumer group of the workers that read the job queue.
 QUEUE_GROUP: Final = "workers"
 
@@ -71,22 +74,32 @@ def transition_table_lua() -> str:
     return "{" + ", ".join(moves) + "}"
 
 
-#: KEYS: status, events. ARGV[1]: one JSON array of the expected sequence (as stored), the
-#: input, the percentage, the event json, the new sequence, the hint channel and message,
-#: and the new status as field/value pairs. One argument, not twenty-five: packing each
-#: argument is most of what a call costs redis-py.
-#: Answers ok | missing | changed | illegal | backwards.
+#: KEYS: status, events. ARGV[1]: one JSON array: the sequence expected before the chain (as
+#: stored), the hint channel and message, the job's last status as field/value pairs, and
+#: the chain's events, each [input, percentage, event json, sequence, status after]. One
+#: argument, not twenty-five: packing each argument is most of what a call costs redis-py.
+#: Every event is checked against the table and the progress before any is written, so a
+#: chain is written whole or not at all. Answers ok | missing | changed | illegal | backwards.
 RECORD_SCRIPT: Final = f"""
 local moves = {transition_table_lua()}
 local change = cjson.decode(ARGV[1])
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
 local current = redis.call('HMGET', KEYS[1], 'sequence', 'status', 'percentage')
 if current[1] ~= change[1] then return 'changed' end
-if not moves[cjson.decode(current[2]) .. '|' .. change[2]] then return 'illegal' end
-if change[2] == 'progress' and change[3] < tonumber(current[3]) then return 'backwards' end
-redis.call('XADD', KEYS[2], change[5] .. '-0', 'e', change[4])
-redis.call('HSET', KEYS[1], unpack(change[8]))
-redis.call('PUBLISH', change[6], change[7])
+local status, percentage = cjson.decode(current[2]), tonumber(current[3])
+for _, event in ipairs(change[5]) do
+  if not moves[status .. '|' .. event[1]] then return 'illegal' end
+  if event[1] == 'progress' then
+    if event[2] < percentage then return 'backwards' end
+    percentage = event[2]
+  end
+  status = event[5]
+end
+for _, event in ipairs(change[5]) do
+  redis.call('XADD', KEYS[2], event[4] .. '-0', 'e', event[3])
+end
+redis.call('HSET', KEYS[1], unpack(change[4]))
+redis.call('PUBLISH', change[2], change[3])
 return 'ok'
 """
 
@@ -185,8 +198,9 @@ async def _read_channel(client: aioredis.Redis, channel: str, hear: HearMessage,
         await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
 
 
-def _record_outcome(job: JobRecord, event: JobEvent, answer: Any) -> Exception | None:
+def _record_outcome(chain: Chain, answer: Any) -> Exception | None:
     """What one record script's answer means for its caller."""
+    job = chain[0][0]
     if isinstance(answer, RedisError):
         return StoreError(f"Redis refused: {answer}")
     if answer == b"missing":
@@ -194,7 +208,8 @@ def _record_outcome(job: JobRecord, event: JobEvent, answer: Any) -> Exception |
     if answer == b"changed":
         return JobChanged(job.job_id)
     if answer in (b"illegal", b"backwards"):
-        return IllegalTransition(f"the store refused {event.kind} for job {job.job_id!r} ({answer.decode()})")
+        kinds = ", ".join(event.kind for _, event in chain)
+        return IllegalTransition(f"the store refused {kinds} for job {job.job_id!r} ({answer.decode()})")
     return None
 
 
@@ -238,7 +253,7 @@ class RedisJobStore:
         self._record = client.register_script(RECORD_SCRIPT)
         self._create = client.register_script(CREATE_SCRIPT)
         #: The events of concurrent jobs go to Redis together, one pipeline at a time.
-        self._records: GroupWriter[tuple[JobRecord, JobEvent]] = GroupWriter(self._record_batch)
+        self._records: GroupWriter[Chain] = GroupWriter(self._record_batch)
         #: The tools whose queue has the workers' group (made once, by whoever reads first).
         self._grouped: set[str] = set()
 
@@ -285,28 +300,31 @@ class RedisJobStore:
             raise StoreError(f"a job {job.job_id!r} exists already")
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
-        if event.kind not in INPUT_OF_KIND:
-            raise StoreError(f"an event of kind {event.kind!r} changes no job")
-        await self._records.write((job, event))
+        await self.record_chain([(job, event)])
 
-    async def _record_batch(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Exception | None]:
+    async def record_chain(self, chain: list[tuple[JobRecord, JobEvent]]) -> None:
+        for _, event in chain:
+            if event.kind not in INPUT_OF_KIND:
+                raise StoreError(f"an event of kind {event.kind!r} changes no job")
+        await self._records.write(chain)
+
+    async def _record_batch(self, batch: list[Chain]) -> list[Exception | None]:
         """One pipeline of scripts for the batch (each its own atomic compare-and-set)."""
         answers: list[Any]
         if len(batch) == 1:  # alone: a pipeline would only add to its one round trip
-            job, event = batch[0]
             try:
                 answers = [
-                    await self._record(keys=self._record_keys(job), args=self._record_args(job, event))
+                    await self._record(keys=self._record_keys(batch[0]), args=self._record_args(batch[0]))
                 ]
             except RedisError as refused:
                 answers = [refused]
         else:
             answers = await self._record_pipelined(batch)
-        outcomes = [
-            _record_outcome(job, event, answer) for (job, event), answer in zip(batch, answers, strict=True)
-        ]
+        outcomes = [_record_outcome(chain, answer) for chain, answer in zip(batch, answers, strict=True)]
         ended = [
-            job for (job, _), outcome in zip(batch, outcomes, strict=True) if outcome is None and job.terminal
+            chain[-1][0]
+            for chain, outcome in zip(batch, outcomes, strict=True)
+            if outcome is None and chain[-1][0].terminal
         ]
         if ended:
             async with self._redis.pipeline(transaction=False) as indexes:
@@ -317,7 +335,7 @@ class RedisJobStore:
                 await _guarded(indexes.execute())
         return outcomes
 
-    async def _record_pipelined(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Any]:
+    async def _record_pipelined(self, batch: list[Chain]) -> list[Any]:
         """The record script's answers for a batch, from one pipeline of `EVALSHA`s.
 
         Called by hash, not as a redis-py script object, which would ask Redis whether the
@@ -330,10 +348,8 @@ class RedisJobStore:
         for attempt in range(2):
             async with self._redis.pipeline(transaction=False) as scripts:
                 for index in unsent:
-                    job, event = batch[index]
-                    scripts.evalsha(
-                        self._record.sha, 2, *self._record_keys(job), *self._record_args(job, event)
-                    )
+                    chain = batch[index]
+                    scripts.evalsha(self._record.sha, 2, *self._record_keys(chain), *self._record_args(chain))
                 for index, answer in zip(
                     unsent, await _guarded(scripts.execute(raise_on_error=False)), strict=True
                 ):
@@ -344,20 +360,24 @@ class RedisJobStore:
             await _guarded(self._redis.script_load(RECORD_SCRIPT))
         return answers
 
-    def _record_keys(self, job: JobRecord) -> list[str]:
-        return [self._key(job.job_id, "status"), self._key(job.job_id, "events")]
+    def _record_keys(self, chain: Chain) -> list[str]:
+        job_id = chain[0][0].job_id
+        return [self._key(job_id, "status"), self._key(job_id, "events")]
 
-    def _record_args(self, job: JobRecord, event: JobEvent) -> list[Any]:
-        change = [
-            str(event.sequence - 1),
-            INPUT_OF_KIND[event.kind].value,
-            job.percentage,
-            orjson.dumps(event.to_params()).decode(),
-            str(event.sequence),
-            self._index("job-events"),
-            f"{job.job_id}|{event.sequence}",
-            _status_strings(job),
+    def _record_args(self, chain: Chain) -> list[Any]:
+        last, first = chain[-1], chain[0][1]
+        events = [
+            [
+                INPUT_OF_KIND[event.kind].value,
+                job.percentage,
+                orjson.dumps(event.to_params()).decode(),
+                str(event.sequence),
+                job.status,
+            ]
+            for job, event in chain
         ]
+        hint = f"{last[0].job_id}|{last[1].sequence}"
+        change = [str(first.sequence - 1), self._index("job-events"), hint, _status_strings(last[0]), events]
         return [orjson.dumps(change)]
 
     async def get(self, job_id: str) -> JobRecord | None:

@@ -325,7 +325,7 @@ class SqliteJobStore:
         self._clock = clock
         self._thread = StoreThread("herald-sqlite-jobs", SQLITE_ERRORS)
         self._db = _open_on(self._thread, lambda: _prepared(connect(path), prepare_job_tables))
-        self._records: GroupWriter[tuple[JobRecord, JobEvent]] = GroupWriter(self._record_batch)
+        self._records: GroupWriter[list[tuple[JobRecord, JobEvent]]] = GroupWriter(self._record_batch)
 
     async def create(self, job: JobRecord, event: JobEvent) -> None:
         await self._thread.call(self._create, job, event)
@@ -333,18 +333,21 @@ class SqliteJobStore:
     def _create(self, job: JobRecord, event: JobEvent) -> None:
         with transaction(self._db) as db:
             _insert_job(db, job)
-            _append_event(db, event)
+            _append_events(db, [event])
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
-        await self._records.write((job, event))
+        await self._records.write([(job, event)])
 
-    async def _record_batch(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Exception | None]:
+    async def record_chain(self, chain: list[tuple[JobRecord, JobEvent]]) -> None:
+        await self._records.write(chain)
+
+    async def _record_batch(self, batch: list[list[tuple[JobRecord, JobEvent]]]) -> list[Exception | None]:
         return await self._thread.call(self._record_all, batch)
 
-    def _record_all(self, batch: list[tuple[JobRecord, JobEvent]]) -> list[Exception | None]:
-        """One transaction for the batch; an event another writer got ahead of writes nothing."""
+    def _record_all(self, batch: list[list[tuple[JobRecord, JobEvent]]]) -> list[Exception | None]:
+        """One transaction for the batch; a chain another writer got ahead of writes nothing."""
         with transaction(self._db) as db:
-            return [_record_event(db, job, event) for job, event in batch]
+            return [_record_chain(db, chain) for chain in batch]
 
     async def get(self, job_id: str) -> JobRecord | None:
         rows = await self._thread.call(
@@ -682,19 +685,20 @@ def _insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
     )
 
 
-def _record_event(db: sqlite3.Connection, job: JobRecord, event: JobEvent) -> Exception | None:
-    """Write the event and the job's new status if the job is at the sequence before it."""
+def _record_chain(db: sqlite3.Connection, chain: list[tuple[JobRecord, JobEvent]]) -> Exception | None:
+    """Write the events and the job's last status if the job is at the sequence before them."""
+    job, first = chain[-1][0], chain[0][1]
     changed = db.execute(
         "UPDATE job_status SET status = ?, percentage = ?, stage = ?, eta_seconds = ?,"
         " sequence = ?, result_uri = ?, summary = ?, error = ?, updated_at = ?, worker = ?"
         " WHERE job_id = ? AND sequence = ?",
-        (*_status_row(job), job.job_id, event.sequence - 1),
+        (*_status_row(job), job.job_id, first.sequence - 1),
     ).rowcount
     if changed != 1:
         if db.execute("SELECT 1 FROM job_status WHERE job_id = ?", (job.job_id,)).fetchone():
             return JobChanged(job.job_id)  # another process wrote an event first
         return StoreError(f"no job {job.job_id!r} to record an event of: create it first")
-    _append_event(db, event)
+    _append_events(db, [event for _, event in chain])
     return None
 
 
@@ -714,10 +718,10 @@ def _status_row(job: JobRecord) -> tuple[Any, ...]:
     )
 
 
-def _append_event(db: sqlite3.Connection, event: JobEvent) -> None:
-    db.execute(
+def _append_events(db: sqlite3.Connection, events: list[JobEvent]) -> None:
+    db.executemany(
         "INSERT INTO job_events (job_id, sequence, event) VALUES (?, ?, ?)",
-        (event.job_id, event.sequence, orjson.dumps(event.to_params())),
+        [(event.job_id, event.sequence, orjson.dumps(event.to_params())) for event in events],
     )
 
 
