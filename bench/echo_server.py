@@ -2,7 +2,10 @@
 
 Same tools and flags as the fixtures in the shared bench folder, so mcpload.py can
 measure herald side by side with them:
-  python bench/echo_server.py [--transport stdio|http] [--port N]
+  python bench/echo_server.py [--transport stdio|http] [--port N] [--store URL]
+
+`--store` (HTTP) shares sessions and event streams through a store, as replicas do
+(`bench/replicas.py` runs several behind a balancer).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--store", help="share sessions through this store (sqlite:///PATH, redis://…)")
     args = parser.parse_args(argv)
     server = build()
     if args.transport == "stdio":
@@ -43,7 +47,13 @@ def main(argv: list[str] | None = None) -> None:
     else:
         from herald.transports.http import run_http
 
-        run_http(server, port=args.port)
+        if args.store is None:
+            run_http(server, port=args.port)
+            return
+        from herald.stores.location import open_stores
+
+        stores = open_stores(args.store, app_name="bench-herald")
+        run_http(server, port=args.port, log=stores.log, sessions=stores.sessions)
 
 
 if __name__ == "__main__":
