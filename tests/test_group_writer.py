@@ -90,3 +90,16 @@ async def test_a_cancelled_caller_withdraws_a_waiting_write_but_waits_for_one_in
     await writer.aclose()
     with pytest.raises(StoreError, match="closed"):
         await writer.write(4)
+
+
+async def test_a_batch_cut_short_answers_every_caller_rather_than_leaving_them_waiting() -> None:
+    backend = Backend()
+    writer = GroupWriter(backend.write_many)
+    backend.gate.clear()  # the batch never finishes by itself
+    calls = [asyncio.ensure_future(writer.write(item)) for item in (0, 2)]
+    while not backend.batches:  # noqa: ASYNC110
+        await asyncio.sleep(0)
+    assert writer._writer is not None
+    writer._writer.cancel()  # as at the loop's end
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    assert all(isinstance(outcome, StoreError) and "cut short" in str(outcome) for outcome in outcomes)

@@ -18,7 +18,7 @@ from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
 from herald.jobs.service import MAX_WRITTEN_BEHIND, RESUMED, JobService, JobTakenOver
-from herald.runtime import JobContext, JobRunner
+from herald.runtime import JobContext, JobFailure, JobRunner
 from herald.stores.errors import StoreError
 from herald.stores.memory import MemoryJobStore
 from herald.stores.sqlite import SqliteJobStore
@@ -132,8 +132,12 @@ async def test_a_cancel_written_by_another_process_refuses_the_chain_and_is_told
         await replica.store.aclose()
 
 
-async def test_a_run_whose_job_another_worker_claimed_stops_and_records_nothing(tmp_path: Path) -> None:
-    """A worker whose lease lapsed while it lived finds its job claimed at its next write."""
+@pytest.mark.parametrize("function_says", ["nothing", "it failed"])
+async def test_a_run_whose_job_another_worker_claimed_stops_and_records_nothing(
+    tmp_path: Path, function_says: str
+) -> None:
+    """A worker whose lease lapsed while it lived finds its job claimed at its next write,
+    even when the function makes a failure of its own of that refusal."""
     alive = JobService(SqliteJobStore(tmp_path / "jobs.db"))
     other = JobService(SqliteJobStore(tmp_path / "jobs.db"))
     runner = JobRunner(alive)
@@ -147,7 +151,12 @@ async def test_a_run_whose_job_another_worker_claimed_stops_and_records_nothing(
                 claimed_by_other = await other.claim(await other.get(ctx.job_id))
                 assert claimed_by_other is not None, "the other worker took the job over"
                 claimed.set()
-            await ctx.report_progress(step / 100, "working")
+            try:
+                await ctx.report_progress(step / 100, "working")
+            except JobTakenOver:
+                if function_says == "it failed":
+                    raise JobFailure("oops", "the function gave up") from None
+                raise
             reports.append(step / 100)
         return {"done": True}
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ from herald.jobs.store import JobChanged, JobStore
 from herald.listeners import Listeners
 
 JobListener = Callable[[JobRecord, JobEvent], None]
+
+logger = logging.getLogger("herald.jobs")
 
 #: The error code of a job that was running when its server stopped.
 INTERRUPTED = "interrupted"
@@ -177,14 +180,17 @@ class JobService:
 
         return await self._change(job_id, JobInput.COMPLETE, "completed", payload, fenced=True)
 
-    async def fail(self, job_id: str, code: str, message: str, hint: str | None = None) -> JobEvent | None:
+    async def fail(
+        self, job_id: str, code: str, message: str, hint: str | None = None, *, fenced: bool = False
+    ) -> JobEvent | None:
+        """Fail the job; `fenced` when its own run reports it (refused once another worker holds it)."""
         error = {"code": code, "message": message, **({"hint": hint} if hint else {})}
 
         def payload(job: JobRecord) -> dict[str, Any]:
             job.error = error
             return {"status": "failed", "error": error}
 
-        return await self._change(job_id, JobInput.FAIL, "failed", payload)
+        return await self._change(job_id, JobInput.FAIL, "failed", payload, fenced=fenced)
 
     async def cancel(self, job_id: str, reason: str | None = None) -> JobEvent | None:
         def payload(job: JobRecord) -> dict[str, Any]:
@@ -226,13 +232,13 @@ class JobService:
         self._announce(claimed, event)
         return claimed
 
-    async def interrupt(self, job_id: str, message: str) -> JobEvent | None:
+    async def interrupt(self, job_id: str, message: str, *, fenced: bool = False) -> JobEvent | None:
         """Fail a job its server could not finish (code `interrupted`).
 
         An interruption is not a cancellation: nobody asked for it, and the job itself was
         fine, so the hint says it can simply be started again.
         """
-        return await self.fail(job_id, INTERRUPTED, message, RESTART_HINT)
+        return await self.fail(job_id, INTERRUPTED, message, RESTART_HINT, fenced=fenced)
 
     async def _change(
         self,
@@ -304,23 +310,34 @@ class JobService:
             behind.writer = asyncio.get_running_loop().create_task(self._write_chains(job.job_id, behind))
 
     async def _write_chains(self, job_id: str, behind: _Behind) -> None:
-        """Store what gathered, a chain at a time, telling each once stored; stop at a refusal."""
+        """Store what gathered, a chain at a time, telling each once stored; stop at a refusal.
+
+        After a refusal, and after hints of other writers heard meanwhile, it tells what the
+        store holds beyond what was told, before it ends: the job's next change waits for
+        that (`_settle_behind`), so nothing another writer wrote is passed over.
+        """
         try:
+            refused_one = False
             while behind.gathering:
                 chain, behind.gathering = behind.gathering, []
                 try:
                     await self.store.record_chain(chain)
                 except Exception as refused:  # the next change of the job deals with it
-                    behind.failure, behind.heard = refused, max(behind.heard, chain[-1][1].sequence)
+                    behind.failure, refused_one = refused, True
                     behind.gathering.clear()
                     self._written.pop(job_id, None)  # decided on a state that was not the store's
                     break
                 for job, event in chain:
                     self._announce(job, event)
+            for _ in range(2):  # once more for the hints heard while the first look ran
+                if not refused_one and behind.heard <= self._told.get(job_id, 0):
+                    break
+                refused_one = False
+                await self._tell_stored(job_id, None)
+        except Exception as unread:  # a store error: the next hint, or the job's next change, reads again
+            logger.warning("could not read job %s after another writer's change (%s)", job_id, unread)
         finally:
             behind.writer = None
-        if behind.heard > self._told.get(job_id, 0):
-            await self.hear(job_id, behind.heard)  # what another process wrote meanwhile
 
     async def _settle_behind(self, job_id: str, *, wait: bool) -> None:
         """Deal with the job's progress written behind: wait for it (`wait`, or too much of it
@@ -328,8 +345,9 @@ class JobService:
         behind = self._behind.get(job_id)
         if behind is None:
             return
-        if (wait or len(behind.gathering) >= MAX_WRITTEN_BEHIND) and behind.writer is not None:
-            await asyncio.shield(behind.writer)
+        must_wait = wait or behind.failure is not None or len(behind.gathering) >= MAX_WRITTEN_BEHIND
+        if must_wait and behind.writer is not None:
+            await asyncio.shield(behind.writer)  # a refused one is telling what the store holds
         failure, behind.failure = behind.failure, None
         if behind.writer is None:
             del self._behind[job_id]
@@ -363,9 +381,15 @@ class JobService:
             behind.heard = max(behind.heard, sequence)
             return
         self._written.pop(job_id, None)  # another writer: the next change reads the job afresh
+        await self._tell_stored(
+            job_id, told if told is not None else since if since is not None else sequence - 1
+        )
+
+    async def _tell_stored(self, job_id: str, after: int | None) -> None:
+        """Tell the job's stored events after `after` (by default, after what was told)."""
         job = await self.store.get(job_id)
         if job is None:
             return
-        start = told if told is not None else since if since is not None else sequence - 1
+        start = after if after is not None else self._told.get(job_id, 0)
         for event in await self.store.events_after(job_id, start):
             self._announce(job, event)

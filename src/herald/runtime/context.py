@@ -17,7 +17,7 @@ from typing import Any, Final
 import orjson
 
 from herald.jobs.record import JobRecord
-from herald.jobs.service import JobService
+from herald.jobs.service import JobService, JobTakenOver
 from herald.stores.errors import StoreError
 
 #: MCP (syslog) severities in Python's logging levels; syslog has more steps than Python.
@@ -135,11 +135,17 @@ class JobContext:
 
     @contextlib.contextmanager
     def _watching_the_store(self) -> Iterator[None]:
-        """Remember the store's first refusal, and refuse every write after it."""
+        """Remember the store's first refusal, and refuse every write after it; the same once
+        another worker took the job over (its results and checkpoints are that worker's)."""
+        if self.taken_over:
+            raise JobTakenOver(self.job_id, "another worker")
         if self.store_failure is not None:
             raise StoreError("an earlier write of this job failed") from self.store_failure
         try:
             yield
+        except JobTakenOver:
+            self.taken_over = True
+            raise
         except StoreError as failure:
             self.store_failure = failure
             raise

@@ -62,9 +62,10 @@ class QueueTaker:
         self._waiting: dict[str, tuple[QueueEntry, float]] = {}
         self._done: list[QueueEntry] = []
 
-    def finished(self, job_id: str) -> None:
-        """A job ended here: its entry is acknowledged at the next take."""
-        if (entry := self._running.pop(job_id, None)) is not None:
+    def finished(self, job_id: str, *, acknowledge: bool = True) -> None:
+        """A job's run here ended: its entry is acknowledged at the next take (unless the job
+        was taken over: then the entry is the other worker's to acknowledge)."""
+        if (entry := self._running.pop(job_id, None)) is not None and acknowledge:
             self._done.append(entry)
 
     async def take(self, claimer: Claimer) -> list[str]:

@@ -238,9 +238,10 @@ class JobRunner:
 
         def forget(_: object) -> None:
             self._tasks.pop(job_id, None)
-            self._contexts.pop(job_id, None)
+            context = self._contexts.pop(job_id, None)
             if self._queue_taker is not None:
-                self._queue_taker.finished(job_id)
+                # A run taken over leaves the queue entry to the worker that took the job.
+                self._queue_taker.finished(job_id, acknowledge=context is None or not context.taken_over)
             self._admit()  # its slot is free
             if self.takes_jobs:
                 self._wake.set()  # for a queued job too
@@ -297,8 +298,11 @@ class JobRunner:
             # cancellation is the server going away (`aclose`, or the loop shutting down).
             if context.cancel_requested.is_set():
                 return lambda: service.cancel(job_id, "cancelled on request")
-            return lambda: service.interrupt(job_id, SHUTTING_DOWN)
+            return lambda: service.interrupt(job_id, SHUTTING_DOWN, fenced=True)
         except Exception as exc:
+            if context.taken_over:  # the function made something else of `JobTakenOver`
+                logger.warning("job %s was taken over by another worker; its run here stops", job_id)
+                return None
             if isinstance(exc, IllegalTransition) and await self._ended_elsewhere(job_id):
                 # Another server cancelled it (or recovered it) while it ran: this write was
                 # refused, the function stopped, and the ending is already recorded.
@@ -307,13 +311,13 @@ class JobRunner:
             failure = exc if isinstance(exc, StoreError) else context.store_failure
             if failure is not None:  # whatever the function made of it, the store failed first
                 logger.warning("job %s stopped: the store refused a write (%s)", job_id, failure)
-                return lambda: service.fail(job_id, STORE_ERROR, STORE_FAILED, STORE_FAILED_HINT)
+                return lambda: service.fail(job_id, STORE_ERROR, STORE_FAILED, STORE_FAILED_HINT, fenced=True)
             if isinstance(exc, JobFailure):
                 code, message, hint = exc.code, exc.message, exc.hint
-                return lambda: service.fail(job_id, code, message, hint)
+                return lambda: service.fail(job_id, code, message, hint, fenced=True)
             logger.exception("job %s failed", job_id)
             unexpected = f"The job failed: {type(exc).__name__}"
-            return lambda: service.fail(job_id, "internal", unexpected, None)
+            return lambda: service.fail(job_id, "internal", unexpected, None, fenced=True)
 
     async def _ended_elsewhere(self, job_id: str) -> bool:
         try:
@@ -583,7 +587,9 @@ class JobRunner:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for job_id in waiting:
-            await self._settle(job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN))
+            await self._settle(
+                job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN, fenced=True)
+            )
         self._stop_hearing()
         follower, pick_up, heartbeat = self._follower, self._pick_up, self._heartbeat
         self._follower = self._pick_up = self._heartbeat = None

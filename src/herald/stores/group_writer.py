@@ -30,6 +30,9 @@ T = TypeVar("T")
 #: Writes one batch; returns, per item, the exception that refused it or None.
 WriteMany = Callable[[list[T]], Awaitable[list[Exception | None]]]
 
+#: What a caller hears whose batch was cut short: it may or may not have been written.
+CUT_SHORT = "the write was cut short and may not have happened"
+
 #: The most writes one batch carries (a longer queue goes in several).
 MAX_BATCH = 256
 
@@ -81,14 +84,19 @@ class GroupWriter(Generic[T]):
                 batch = self._waiting[: self._max_batch]
                 del self._waiting[: self._max_batch]
                 try:
-                    outcomes = await self._write_many([write.item for write in batch])
-                except Exception as refused:  # the whole batch: each caller gets its own error
-                    outcomes = [refused] if len(batch) == 1 else [_each(refused) for _ in batch]
-                for write, outcome in zip(batch, outcomes, strict=True):
-                    if outcome is None:
-                        write.outcome.set_result(None)
-                    else:
-                        write.outcome.set_exception(outcome)
+                    try:
+                        outcomes = await self._write_many([write.item for write in batch])
+                    except Exception as refused:  # the whole batch: each caller gets its own error
+                        outcomes = [refused] if len(batch) == 1 else [_each(refused) for _ in batch]
+                    for write, outcome in zip(batch, outcomes, strict=True):
+                        if outcome is None:
+                            write.outcome.set_result(None)
+                        else:
+                            write.outcome.set_exception(outcome)
+                finally:  # cut short (this task cancelled, say): no caller waits for ever
+                    for write in batch:
+                        if not write.outcome.done():
+                            write.outcome.set_exception(StoreError(CUT_SHORT))
 
     async def aclose(self) -> None:
         """Write what is waiting, then stop; later writes are refused."""

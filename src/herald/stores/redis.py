@@ -30,6 +30,7 @@ Redis errors become `StoreError`, the original chained.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -47,6 +48,8 @@ from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.group_writer import GroupWriter
 from herald.stores.sessions import HearMessage, SessionRecord
+
+logger = logging.getLogger("herald.stores")
 
 #: Changes of one job, in order: the job as each event left it, and the event.
 Chain = list[tuple[JobRecord, JobEvent]]
@@ -327,12 +330,16 @@ class RedisJobStore:
             if outcome is None and chain[-1][0].terminal
         ]
         if ended:
-            async with self._redis.pipeline(transaction=False) as indexes:
-                indexes.zrem(self._index("unfinished"), *(job.job_id for job in ended))
-                indexes.zadd(
-                    self._index("ended"), {job.job_id: epoch_seconds(job.updated_at) for job in ended}
-                )
-                await _guarded(indexes.execute())
+            try:
+                async with self._redis.pipeline(transaction=False) as indexes:
+                    indexes.zrem(self._index("unfinished"), *(job.job_id for job in ended))
+                    indexes.zadd(
+                        self._index("ended"), {job.job_id: epoch_seconds(job.updated_at) for job in ended}
+                    )
+                    await _guarded(indexes.execute())
+            except StoreError as refused:  # the endings are stored: only the indexes lag
+                # `unfinished` skips ended jobs; retention, which reads `ended`, misses these.
+                logger.warning("the index of ended jobs missed %d job(s): %s", len(ended), refused)
         return outcomes
 
     async def _record_pipelined(self, batch: list[Chain]) -> list[Any]:

@@ -116,10 +116,13 @@ class ReplicaRelay:
             return  # not from a replica of ours
         if not isinstance(message, dict) or message.get("from") == self.replica:
             return
-        if message.get("kind") == "notification":
-            notification = Notification(str(message["method"]), message.get("params"))
-            self.server.tell_from_elsewhere(notification, message.get("uri"))
-        elif message.get("kind") == "task-input":
-            self.server.tasks.look_for_answers(str(message["jobId"]))
-        elif message.get("kind") == "session":
-            await self.sessions.refresh(str(message["sessionId"]))
+        kind = message.get("kind")
+        if kind == "notification" and isinstance(method := message.get("method"), str):
+            params = message.get("params")
+            uri = message.get("uri")
+            notification = Notification(method, params if isinstance(params, dict) else None)
+            self.server.tell_from_elsewhere(notification, uri if isinstance(uri, str) else None)
+        elif kind == "task-input" and isinstance(job_id := message.get("jobId"), str):
+            self.server.tasks.look_for_answers(job_id)
+        elif kind == "session" and isinstance(session_id := message.get("sessionId"), str):
+            await self.sessions.refresh(session_id)
