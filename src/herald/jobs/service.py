@@ -256,7 +256,7 @@ class JobService:
 
         With `behind` (progress) the event is returned once decided, and stored and told
         soon after; otherwise once stored and told, after every event before it. A
-        `fenced` change (what only the job's run reports: progress, completion) is refused
+        `fenced` change (what only the job's run reports: progress, its ending) is refused
         with `JobTakenOver` once another worker holds the job.
         """
         async with self._locks.setdefault(job_id, asyncio.Lock()):
@@ -274,8 +274,7 @@ class JobService:
                 job.updated_at = now
                 event = JobEvent(job_id, job.sequence, kind, now, payload(job))
                 if behind:
-                    self._write_behind(job, event)
-                    self._written[job_id] = dataclasses.replace(job)  # a copy: listeners get `job`
+                    self._write_behind(job, event)  # its writer stores and tells it
                     break
                 try:
                     await self.store.record(job, event)
@@ -284,9 +283,7 @@ class JobService:
                 break
             else:
                 raise JobChanged(job_id)
-            if behind:
-                pass  # its writer stores and tells it
-            elif state.status.terminal:
+            if state.status.terminal:  # never for progress, which `behind` is
                 self._locks.pop(job_id, None)
             else:
                 self._written[job_id] = dataclasses.replace(job)  # a copy: listeners get `job`

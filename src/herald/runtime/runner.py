@@ -465,11 +465,11 @@ class JobRunner:
             return await self._queue_taker.take(self) if not self._closing else []
         taken: list[str] = []
         for job in await self.service.store.orphaned():
-            if self._closing or len(self._tasks) + len(self._queue) >= self._max_running:
+            if self.free_slots() <= 0:
                 break
             if job.status != "pending" or job.worker is not None:
                 continue  # a stopped worker's job: recovery's business, once per lease period
-            if (found := self.functions.get(job.tool)) is not None and await self._claim(job, found):
+            if await self.claim_queued(job):
                 taken.append(job.job_id)
         return taken
 
