@@ -5,6 +5,11 @@ UV := $(VENV)/bin/uv
 UV_VERSION := 0.13.8
 export UV_PROJECT_ENVIRONMENT := $(abspath $(VENV))
 export UV_PYTHON := $(abspath $(VENV))/bin/python
+# A venv another interpreter built is removed here, before any target looks at it.
+$(shell scripts/check-venv "$(PYTHON)" $(VENV) $(if $(filter file default,$(origin PYTHON)),0,1) >&2)
+ifneq ($(.SHELLSTATUS),0)
+$(error no Python to build $(VENV) with (see above))
+endif
 
 .PHONY: run test install install-dev lint typecheck unit conformance bench widget widget-check browser-deps service-deps screenshots bench-widget
 
@@ -19,8 +24,9 @@ install: $(UV)
 install-dev: $(UV)
 	$(UV) sync --frozen --inexact --quiet
 
+# `make run PORT=9000 HOST=0.0.0.0` passes them on; anything else goes in ARGS.
 run: install
-	$(VENV)/bin/giftgenius serve
+	$(VENV)/bin/giftgenius serve $(if $(PORT),--port $(PORT)) $(if $(HOST),--host $(HOST)) $(ARGS)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
@@ -32,12 +38,17 @@ typecheck: install-dev
 # The widget: sources in widget/, built into the package (committed, so `make run` needs no Node).
 WIDGET_DEPS := widget/node_modules/.package-lock.json
 HOST_DEPS := tests/widget/host/node_modules/.package-lock.json
+# The official TypeScript SDKs (v1 and v2) the interop tests drive against GiftGenius.
+INTEROP_DEPS := tests/interop/ts/node_modules/.package-lock.json
 
 $(WIDGET_DEPS): widget/package-lock.json
 	npm ci --prefix widget --no-audit --no-fund --loglevel=error
 
 $(HOST_DEPS): tests/widget/host/package-lock.json
 	npm ci --prefix tests/widget/host --no-audit --no-fund --loglevel=error
+
+$(INTEROP_DEPS): tests/interop/ts/package-lock.json
+	npm ci --prefix tests/interop/ts --no-audit --no-fund --loglevel=error
 
 widget: $(WIDGET_DEPS)
 	node widget/build.mjs
@@ -58,7 +69,7 @@ service-deps:
 	scripts/ensure-tool redis-server redis-server "the Redis tests"
 	scripts/ensure-tool haproxy haproxy "the load-balanced tests"
 
-unit: install-dev browser-deps service-deps
+unit: install-dev browser-deps service-deps $(INTEROP_DEPS)
 	$(VENV)/bin/pytest --cov --cov-fail-under=90
 
 screenshots: install-dev browser-deps

@@ -44,6 +44,9 @@ ALLOWED = {
     "herald.jobs": {"herald.jobs"},
     "herald.client": {"herald.protocol", "herald.client", "herald.jobs"},
     "herald.content": set(),
+    # The official Python SDK's client, taught job events: the client's tracker, the event
+    # types, and the extension's wire names that `herald.server.jobs` declares.
+    "herald.sdk": {"herald.client", "herald.jobs", "herald.server"},
     # A process that runs jobs and serves nothing: a `Server` without a transport.
     "herald.worker": {"herald.server"},
 }

@@ -16,7 +16,8 @@ from pydantic import Field
 from giftgenius.bulk import BulkInputError, analyze
 from giftgenius.catalog import Catalog, load_catalog
 from giftgenius.congrats import TONES, congrats_prompt
-from giftgenius.suggest import OCCASIONS, NoFit, suggest_gifts
+from giftgenius.eta import EtaEstimator
+from giftgenius.suggest import MIN_BUDGET, OCCASIONS, NoFit, SuggestionInputError, suggest_gifts
 from herald import PromptResult, Server, ToolResult, ToolUI, Widget
 from herald.content import message, text
 from herald.runtime import JobContext, JobFailure
@@ -43,12 +44,26 @@ SUGGESTIONS_SCHEMA: dict[str, Any] = {
         },
         "notice": {
             "type": "string",
-            "description": "Why the list is empty: what the widget shows where no text reaches it.",
+            "description": (
+                "What the list cannot do, in words: why it is empty, or which of the recipient's stated "
+                "interests nothing in the catalog matches and what stands in for them. The widget shows it "
+                "where no text reaches it."
+            ),
         },
     },
     "required": ["gifts"],
     "additionalProperties": False,
 }
+
+# At least one non-space character. Only the JSON Schema carries the pattern: pydantic's regex engine
+# counts U+0085 as a space and the validator's does not, and a value the schema lets through must not
+# then fail conversion. The tool's own check catches whatever blank text the schema misses.
+_NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}
+
+
+def _tool_error(message: str) -> ToolResult:
+    """A tool error the model can act on, with the same words structured for widgets that see no text."""
+    return ToolResult([text(message)], structured={"gifts": [], "notice": message}, is_error=True)
 
 
 def gifts_widget(domain: str | None = None) -> Widget:
@@ -98,19 +113,43 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
         ui=ToolUI(widget, invoking="Finding gifts…", invoked="Found gift ideas"),
     )
     def suggest(
-        occasion: Annotated[str, Field(description="The occasion, e.g. birthday, wedding, retirement")],
-        budget: Annotated[float, Field(gt=0, description="The most to spend on one gift, in USD")],
+        occasion: Annotated[
+            str,
+            Field(
+                min_length=1,
+                json_schema_extra=_NOT_BLANK,
+                examples=list(OCCASIONS),
+                description="The occasion, e.g. birthday, wedding, retirement; others are accepted too",
+            ),
+        ],
+        budget: Annotated[
+            float,
+            Field(
+                ge=MIN_BUDGET, description=f"The most to spend on one gift, in USD (at least {MIN_BUDGET})"
+            ),
+        ],
         recipient: Annotated[
-            str, Field(min_length=1, description="Who the gift is for and what they love, in free text")
+            str,
+            Field(
+                min_length=1,
+                json_schema_extra=_NOT_BLANK,
+                description=(
+                    "Who the gift is for, what they love and what they dislike, in free text, e.g. "
+                    "'my dad, 60, loves hiking and coffee, hates board games'"
+                ),
+            ),
         ],
         count: Annotated[int, Field(ge=1, le=20, description="How many suggestions to return")] = 5,
     ) -> ToolResult:
         """Suggest gifts from the catalog that fit the occasion, the budget and the recipient's interests."""
-        outcome = suggest_gifts(gifts, occasion=occasion, budget=budget, recipient=recipient, count=count)
+        try:
+            outcome = suggest_gifts(gifts, occasion=occasion, budget=budget, recipient=recipient, count=count)
+        except SuggestionInputError as problem:
+            # Blank text the schema's pattern cannot see (Python strips more than \s): say what to send.
+            return _tool_error(str(problem))
         if isinstance(outcome, NoFit):
             # The structured twin of the text: ChatGPT's window.openai hands a widget only this.
-            notice = {"gifts": [], "notice": outcome.message()}
-            return ToolResult([text(outcome.message())], structured=notice, is_error=True)
+            return _tool_error(outcome.message())
         return ToolResult([text(outcome.to_text())], structured=outcome.to_structured())
 
     @server.resource(
@@ -170,26 +209,28 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
         title="Bulk gift analysis",
         description=(
             "Pick gifts for everyone in a CSV of employees (header: name,department,interests,budget; "
-            "interests separated by semicolons; budget optional). Answers at once with a job id; follow "
-            "it with get_job_status. The result is a JSON resource with one suggestion list per person, "
-            "plus a CSV export."
+            "budget optional). Comma-, semicolon- or tab-delimited, as the header shows; interests are "
+            "separated by semicolons, or in a semicolon- or tab-delimited file by commas too. Answers at "
+            "once with a job id; follow it with get_job_status. The result is a JSON resource with one "
+            "suggestion list per person, plus a CSV export."
         ),
         ui=ToolUI(widget, invoking="Starting the bulk analysis…", invoked="Bulk analysis started"),
         resumable=True,
     )
     async def start_bulk_gift_analysis(
         ctx: JobContext,
-        csv: Annotated[str, Field(description="The CSV text, header row first")],
+        csv: Annotated[
+            str, Field(description="The CSV text, header row first (text, not a workbook's bytes)")
+        ],
         occasion: Annotated[str, Field(description="The occasion for everyone")] = "holiday",
         budget_per_person: Annotated[
             float, Field(gt=0, description="Budget in USD for people whose row has none")
         ] = 50.0,
     ) -> None:
-        started = time.monotonic()
+        estimator = EtaEstimator(time.monotonic())
 
         async def progress(percentage: float, stage: str) -> None:
-            elapsed = time.monotonic() - started
-            eta = elapsed * (100 - percentage) / percentage if percentage > 0 else None
+            eta = estimator.update(percentage, time.monotonic())
             await ctx.report_progress(
                 percentage, stage, eta_seconds=round(eta, 1) if eta is not None else None
             )

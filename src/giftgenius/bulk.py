@@ -6,6 +6,13 @@ extra columns are ignored. A row that cannot be used (no name, no interests, a b
 number of fields) is reported as a :class:`RowProblem` and the job carries on; only input that is
 unusable as a whole raises :class:`BulkInputError`.
 
+The text is read the way spreadsheets write it. The delimiter is a comma, a semicolon (what Excel
+writes where the comma is the decimal mark) or a tab (Excel's "Unicode text"), whichever the header
+line holds most of. Where it is not a comma, a comma needs no quoting inside a cell, so commas separate
+interests there as well as semicolons. A budget may use either decimal mark ("40.50" or "40,50"). A
+leading byte order mark is dropped, and text that looks binary (a workbook or an image pasted as
+text) is refused. :mod:`giftgenius.spreadsheet` turns a file's bytes into this text.
+
 The work runs in four stages, each reporting real per-row progress through an async callback:
 ``parse`` (0-10%), ``extract`` (10-40%), ``match`` (40-70%) and ``write`` (70-100%). Reports are
 throttled to half-percent steps, so even a very large file produces at most 201 of them, always with a
@@ -39,6 +46,7 @@ __all__ = [
     "ProgressCallback",
     "RowProblem",
     "analyze",
+    "binary_reason",
 ]
 
 ProgressCallback = Callable[[float, str], Awaitable[None]]
@@ -67,6 +75,13 @@ _SAMPLE_CHARS = 8192
 
 _SPACES = re.compile(r"\s+")
 _BINARY_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
+# Delimiter -> its name in messages; on a tie in the header the first one wins.
+_DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+# Delimiter -> what separates interests within a cell.
+_INTEREST_SEPARATORS = {",": re.compile(";"), ";": re.compile("[;,]"), "\t": re.compile("[;,]")}
+_THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+")
+# A spreadsheet runs a cell starting with one of these as a formula (OWASP, "CSV injection").
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 class BulkInputError(ValueError):
@@ -182,14 +197,14 @@ class BulkResult:
             header += [f"gift_{number}", f"gift_{number}_price"]
         writer.writerow([*header, "note"])
         for person in self.people:
-            line = [person.name, person.department]
+            line = [_inert(person.name), _inert(person.department)]
             for index in range(slots):
                 if index < len(person.gifts):
                     gift = person.gifts[index]
-                    line += [str(gift["name"]), f"{float(gift['price']):.2f}"]
+                    line += [_inert(str(gift["name"])), f"{float(gift['price']):.2f}"]
                 else:
                     line += ["", ""]
-            writer.writerow([*line, person.note or ""])
+            writer.writerow([*line, _inert(person.note or "")])
         return buffer.getvalue()
 
     def summary_text(self) -> str:
@@ -225,6 +240,17 @@ class BulkResult:
 
 def _plural(count: int, one: str, many: str) -> str:
     return one if count == 1 else many
+
+
+def _inert(cell: str) -> str:
+    """``cell`` as text a spreadsheet shows rather than runs.
+
+    Whoever opens the export in Excel, LibreOffice or Google Sheets would otherwise have a name such as
+    ``=HYPERLINK(...)`` from the input evaluated as a formula. A leading single quote is what OWASP
+    recommends: the spreadsheet shows the cell as text. Prices are left alone: they are numbers this
+    module formats, so they always start with a digit and stay numbers.
+    """
+    return "'" + cell if cell.startswith(_FORMULA_STARTS) else cell
 
 
 class _Progress:
@@ -285,9 +311,24 @@ def _check_options(occasion: str, budget_per_person: float, count: int) -> None:
         )
 
 
-def _read_records(csv_text: str) -> list[tuple[int, list[str]]]:
-    """Every CSV record with the line it starts on; raises BulkInputError for empty or non-CSV text."""
-    text = csv_text.removeprefix("\ufeff")
+def binary_reason(text: str) -> str | None:
+    """Why ``text`` is binary data rather than CSV text, as a clause (e.g. "it contains NUL characters").
+
+    None when it reads as text. A NUL never occurs in a text file (other than a UTF-16 one, which must be
+    decoded first); otherwise more than 1% of control characters or decoding replacement marks in the
+    first 8,192 characters gives it away: a workbook, an image or an archive.
+    """
+    if "\x00" in text:
+        return "it contains NUL characters"
+    sample = text[:_SAMPLE_CHARS]
+    controls = len(_BINARY_CHARS.findall(sample))
+    if controls > len(sample) * _BINARY_SHARE:
+        return f"{controls} of its first {len(sample)} characters are control characters"
+    return None
+
+
+def _check_text(text: str) -> None:
+    """Raise BulkInputError when ``text`` is empty or binary, so there is nothing to read as CSV."""
     if not text.strip():
         raise BulkInputError(
             "empty_input",
@@ -295,15 +336,40 @@ def _read_records(csv_text: str) -> list[tuple[int, list[str]]]:
             f"Paste or upload a CSV whose first line is the header {EXPECTED_HEADER}, "
             "followed by one line per employee.",
         )
-    sample = text[:_SAMPLE_CHARS]
-    if "\x00" in text or len(_BINARY_CHARS.findall(sample)) > len(sample) * _BINARY_SHARE:
+    reason = binary_reason(text)
+    if reason is not None:
         raise BulkInputError(
             "not_csv",
-            "The input looks like binary data, not CSV text.",
-            f"Export the spreadsheet as CSV (UTF-8) with the header {EXPECTED_HEADER} and upload that file.",
+            f"The CSV is binary data, not text: {reason}. It may be a spreadsheet workbook (.xlsx), "
+            "an image, or a file read in the wrong encoding.",
+            f"Send the CSV text itself, whose first line is the header {EXPECTED_HEADER}: export the sheet "
+            "as CSV (UTF-8) and pass that file's contents.",
         )
+
+
+def _delimiter(text: str) -> str:
+    """The delimiter the header line (the first that is not blank) holds most of; a comma if none.
+
+    The header names hold no comma, semicolon or tab, so counting them on that line is exact for any
+    file with our header, and a file without one fails on its columns whatever is picked.
+    ``csv.Sniffer`` is not used: it judges by how evenly characters recur across rows, so it gives up
+    ("Could not determine delimiter") on valid semicolon files whose quoted interests hold semicolons
+    and whose unquoted cells hold commas, and a comma fallback would then misread them.
+    """
+    header = next((line for line in text.splitlines() if line.strip()), "")
+    return max(_DELIMITERS, key=header.count)
+
+
+def _read_records(csv_text: str) -> tuple[list[tuple[int, list[str]]], str]:
+    """Every CSV record with the line it starts on, and the delimiter.
+
+    Raises BulkInputError for empty, binary or non-CSV text.
+    """
+    text = csv_text.removeprefix("\ufeff")
+    _check_text(text)
+    delimiter = _delimiter(text)
     records: list[tuple[int, list[str]]] = []
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     line = 0
     try:
         for record in reader:
@@ -316,7 +382,7 @@ def _read_records(csv_text: str) -> list[tuple[int, list[str]]]:
             "Check that quotes are balanced and that the file is plain CSV text "
             f"with the header {EXPECTED_HEADER}.",
         ) from exc
-    return records
+    return records, delimiter
 
 
 def _column_map(header: Sequence[str]) -> dict[str, int]:
@@ -338,9 +404,9 @@ def _column_map(header: Sequence[str]) -> dict[str, int]:
     return columns
 
 
-def _parse_interests(cell: str) -> tuple[str, ...]:
+def _parse_interests(cell: str, delimiter: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
-    for part in cell.split(";"):
+    for part in _INTEREST_SEPARATORS[delimiter].split(cell):
         interest = _clean(part).lower()
         if interest:
             seen.setdefault(interest, None)
@@ -352,7 +418,7 @@ def _parse_budget(cell: str) -> tuple[float | None, str | None]:
     raw = cell.strip()
     if not raw:
         return None, None
-    number = raw.removeprefix("$").replace(",", "").strip()
+    number = _decimal_point(raw.removeprefix("$").strip())
     try:
         value = float(number)
     except ValueError:
@@ -362,21 +428,34 @@ def _parse_budget(cell: str) -> tuple[float | None, str | None]:
     return value, None
 
 
+def _decimal_point(number: str) -> str:
+    """``number`` with a point as its decimal mark and no thousands separators.
+
+    Spreadsheets write amounts as the locale shows them: "1,000.50" in the US, "1.000,50" or "40,50"
+    across most of Europe, whose CSVs are the semicolon-delimited ones. When both marks appear the last
+    is the decimal one; a lone comma groups thousands only before groups of three digits ("1,000").
+    """
+    comma, point = number.rfind(","), number.rfind(".")
+    if comma > point and (point >= 0 or not _THOUSANDS.fullmatch(number)):
+        return number.replace(".", "").replace(",", ".")
+    return number.replace(",", "")
+
+
 def _parse_row(
-    line: int, record: Sequence[str], columns: dict[str, int], width: int
+    line: int, record: Sequence[str], columns: dict[str, int], width: int, delimiter: str
 ) -> Employee | RowProblem:
     if len(record) != width:
         return RowProblem(
             line,
             f"has {len(record)} field{'' if len(record) == 1 else 's'} but the header has {width}; "
-            "quote any value that contains a comma",
+            f"quote any value that contains a {_DELIMITERS[delimiter]}",
         )
     reasons: list[str] = []
     name = _clean(record[columns["name"]])
     if not name:
         reasons.append("missing name")
     department = _clean(record[columns["department"]])
-    interests = _parse_interests(record[columns["interests"]])
+    interests = _parse_interests(record[columns["interests"]], delimiter)
     if not interests:
         reasons.append("no interests listed (separate them with semicolons, e.g. 'hiking; coffee')")
     budget: float | None = None
@@ -497,7 +576,7 @@ async def analyze(
     tracker = _Progress(progress, checkpoint)
 
     # Stage 1: parse and validate.
-    records = _read_records(csv_text)
+    records, delimiter = _read_records(csv_text)
     first = next(
         (index for index, (_line, record) in enumerate(records) if any(c.strip() for c in record)), None
     )
@@ -516,7 +595,7 @@ async def analyze(
     problems: list[RowProblem] = []
     for done, (line, record) in enumerate(rows, start=1):
         if any(cell.strip() for cell in record):
-            parsed = _parse_row(line, record, columns, width)
+            parsed = _parse_row(line, record, columns, width, delimiter)
             if isinstance(parsed, Employee):
                 employees.append(parsed)
             else:

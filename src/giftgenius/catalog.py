@@ -118,9 +118,12 @@ def normalize_occasion(text: str) -> str:
     Case, spaces, hyphens and apostrophes are folded so "Baby shower", "baby-shower" and
     "BABY_SHOWER" agree; common aliases ("xmas", "valentine's day") map to their vocabulary entry.
     Text outside the vocabulary is returned in normalized form rather than rejected, because an
-    unusual occasion should still get suggestions (ranked by gifts that suit any occasion).
+    unusual occasion should still get suggestions (ranked by gifts that suit any occasion). Text with
+    nothing to fold (only symbols, "🎉") is kept as typed, so prose can still name it.
     """
     slug = re.sub(r"[\W_]+", "_", text.strip().lower().replace("’", "'")).strip("_")
+    if not slug:
+        return text.strip()
     if slug in OCCASIONS:
         return slug
     return _OCCASION_ALIASES.get(slug, slug)

@@ -6,6 +6,12 @@ everyday words ("bookworm", "sci-fi", "coder") land on the phrases the catalog u
 "science fiction", "programming"). Gift text goes through the same pipeline, so matching is a plain
 set intersection and a phrase match ("board games") naturally outranks a loose single-word match
 ("games").
+
+Descriptions also say what someone does *not* want ("hates board games", "no candles") and name
+hobbies the catalog cannot serve ("likes fishing"). So every interest records how it was said: liked
+after a cue such as "loves", disliked after one such as "hates" (a gift matching it is excluded, not
+merely ranked lower), or just mentioned; and whether the catalog has nothing for it, in which case the
+closest catalog tags stand in and callers can say so plainly instead of pretending to a match.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from typing import Literal
 
 import snowballstemmer  # type: ignore[import-untyped]
 
@@ -24,10 +31,15 @@ from giftgenius.catalog import Gift
 __all__ = [
     "STOP_WORDS",
     "GiftMatch",
+    "Hit",
+    "Interest",
     "Interests",
     "age_hint",
+    "closest_table",
+    "excluded",
     "extract_interests",
     "match_gift",
+    "serves",
     "stem",
     "text_terms",
     "tokenize",
@@ -35,6 +47,9 @@ __all__ = [
 
 Term = tuple[str, ...]
 """A stemmed word sequence; one element for a single word, more for a phrase."""
+
+Polarity = Literal["liked", "disliked", "mentioned"]
+"""How a description speaks of something: after "loves", after "hates", or neither."""
 
 # Longest phrase we look for; catalog tags are at most three words long.
 _MAX_PHRASE = 3
@@ -51,6 +66,9 @@ WHOLE_TAG_BONUS = 4.0
 PHRASE_BONUS = 0.5
 # Share of an interest group's non-best matches that still counts, as a tie-breaker.
 SECONDARY_SHARE = 0.1
+# Share of the score a stand-in earns (the closest tags for a hobby the catalog lacks): a gift for
+# something they said they like beats one that is only near it.
+CLOSEST_SHARE = 0.5
 
 # Function words, plus words that describe the person rather than what they like ("my sister",
 # "a big fan of", "8-year-old"); age words are handled by `age_hint` instead.
@@ -95,55 +113,164 @@ def tokenize(text: str) -> list[str]:
     return [word.removesuffix("'s").replace("'", "") for word in words]
 
 
-def _load_synonyms() -> dict[str, tuple[str, ...]]:
-    raw = resources.files("giftgenius").joinpath("data", "synonyms.json").read_text(encoding="utf-8")
-    table = json.loads(raw)["synonyms"]
+def _load_table(name: str) -> dict[str, tuple[str, ...]]:
+    """The packaged phrase table ``data/<name>.json`` (entries under the key ``name``), keys tokenized."""
+    raw = resources.files("giftgenius").joinpath("data", f"{name}.json").read_text(encoding="utf-8")
+    table = json.loads(raw)[name]
     return {" ".join(tokenize(key)): tuple(values) for key, values in table.items()}
 
 
+def closest_table() -> dict[str, tuple[str, ...]]:
+    """Hobbies the catalog has no gifts for, each with the catalog tags that come closest."""
+    return _load_table("closest")
+
+
+@dataclass(frozen=True, slots=True)
+class _Expansion:
+    """What a table key becomes: catalog phrases, and whether they only stand in for it."""
+
+    phrases: tuple[str, ...]
+    closest: bool
+
+
 @functools.cache
-def _synonym_pattern() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
-    """One regex over every synonym key; longest keys first so "space opera" beats "space".
+def _hit_pattern(describing_people: bool) -> tuple[re.Pattern[str], dict[str, _Expansion]]:
+    """One regex over every table key; longest keys first so "space opera" beats "space".
 
     Words inside a key may be joined by spaces, hyphens or nothing, so "sci-fi", "sci fi" and "scifi"
-    (or "board games" and "boardgames") all hit the same entry.
+    (or "board games" and "boardgames") all hit the same entry. The closest table applies only when
+    describing people: gift text that says "fishing" would be a fishing gift, not a stand-in for one.
+    It is read before stemming, which would otherwise turn "fishing" into "fish" and match aquariums.
     """
-    table = _load_synonyms()
+    table = {key: _Expansion(values, closest=False) for key, values in _load_table("synonyms").items()}
+    if describing_people:
+        table.update({key: _Expansion(values, closest=True) for key, values in closest_table().items()})
     keys = sorted(table, key=lambda key: (-len(key), key))
     alternatives = [r"[\s\-]*".join(re.escape(word) for word in key.split()) for key in keys]
     pattern = re.compile(r"(?<![a-z0-9])(?:" + "|".join(alternatives) + r")(?![a-z0-9])")
-    compact = {key.replace(" ", ""): values for key, values in table.items()}
+    compact = {key.replace(" ", ""): expansion for key, expansion in table.items()}
     return pattern, compact
 
 
 _CLAUSE_BREAK = re.compile(r"[,;:.!?/()&+|\n]+")
 
+# Cue words are matched on lowercased text with straight apostrophes. A cue must be a whole word, and
+# one followed by a hyphen is not a cue: "no-nonsense cook" still likes cooking.
+_WORD_START = r"(?<![a-z0-9'])"
+_WORD_END = r"(?![a-z0-9'\-])"
+_NEGATION = (
+    r"hate[sd]?|hating|dislike[sd]?|disliking|detests?|loathes?|can'?t\s+stand|cannot\s+stand"
+    r"|allergic\s+to|except(?:\s+for)?|(?:does|do|did|is|are|was|were)n'?t|not(?!\s+(?:only|just)\b)|no"
+)
+# Words after a negation that only say how strongly it is meant ("isn't really a big fan of"); they
+# belong to the cue, so "like" in "doesn't like" is not read as a liking cue.
+_NEGATION_FILLER = (
+    r"(?:\s+(?:really|much|particularly|very|that|too|so|at|all|a|an|the|any|more|longer|big|huge|fan"
+    r"|fans|of|into|like|likes|love|loves|enjoy|enjoys|want|wants|care|for|keen|on|fond|interested|in"
+    rf"|with){_WORD_END})*"
+)
+_LIKING = (
+    r"loves?|loved|loving|likes?|liked|enjoys?|enjoyed|enjoying|adores?|adored|prefers?|into|fans?\s+of"
+    r"|obsessed\s+with|passionate\s+about|crazy\s+about|mad\s+about|keen\s+on|big\s+on|interested\s+in"
+    r"|collects|plays|hobby|hobbies"
+)
+_CONTRAST = r"but|though|although|however|yet|whereas|instead"
+_CUES = re.compile(
+    rf"{_WORD_START}(?:(?P<negation>(?:{_NEGATION}){_NEGATION_FILLER})"
+    rf"|(?P<liking>(?:(?P<joined>and|or|plus)\s+(?:also\s+)?)?(?:{_LIKING}))"
+    rf"|(?P<contrast>{_CONTRAST})){_WORD_END}(?:\s*:)?"
+    r"|(?P<sentence>[.!?;\n]+)|(?P<pause>[,:()|]+)"
+)
 
-def _segments(text: str) -> list[tuple[list[str], str | None, int]]:
-    """Split text into word runs, replacing synonym hits with their canonical phrases.
 
-    Each segment is (words, label, source). Punctuation ends a segment ("hiking, coffee" is two
-    interests), and synonym expansions become their own segments so their words are never glued into
-    phrases with neighbouring words. The label is the canonical phrase, or None for ordinary text;
-    segments expanded from the same synonym hit share a source number.
+def _next_polarity(current: Polarity, cue: re.Match[str]) -> Polarity:
+    """The polarity after a cue; see `_polarity_spans` for the rules."""
+    if cue["negation"] is not None:
+        return "disliked"
+    if cue["liking"] is not None:
+        # Inside a dislike, a bare "like" compares ("hates things like golf"); "and loves" changes mind.
+        return "disliked" if current == "disliked" and cue["joined"] is None else "liked"
+    if cue["pause"] is not None:
+        return "mentioned" if current == "disliked" else current
+    return "mentioned"  # a contrast or the end of a sentence
+
+
+def _polarity_spans(lowered: str) -> list[tuple[str, Polarity]]:
+    """Cut a description into stretches, each with how it is meant; the cues themselves are dropped.
+
+    A liking cue ("loves", "into", "a fan of") holds to the end of the sentence, so a list after it is
+    all stated interests. A negation ("hates", "doesn't like", "no") holds only to the next comma, a
+    contrast ("but", "though") or "and" plus a liking cue, so "hates board games but loves puzzles" and
+    "hates crowds, loves hiking" keep their second half, while "no board games or puzzles" rules out
+    both.
     """
-    pattern, compact = _synonym_pattern()
-    lowered = text.lower().replace("’", "'")
-    segments: list[tuple[list[str], str | None, int]] = []
+    spans: list[tuple[str, Polarity]] = []
+    polarity: Polarity = "mentioned"
+    cursor = 0
+    for cue in _CUES.finditer(lowered):
+        spans.append((lowered[cursor : cue.start()], polarity))
+        polarity = _next_polarity(polarity, cue)
+        cursor = cue.end()
+    spans.append((lowered[cursor:], polarity))
+    return spans
 
-    def plain(piece: str) -> None:
-        for clause in _CLAUSE_BREAK.split(piece):
-            segments.append((tokenize(clause), None, len(segments)))
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """A run of words from one clause.
+
+    ``label`` is the catalog phrase when the words came from a table hit (None for ordinary text);
+    segments expanded from one hit share ``source`` and ``quote``, the words the text used ("sci-fi").
+    ``closest`` marks phrases standing in for a hobby the catalog lacks.
+    """
+
+    words: list[str]
+    label: str | None
+    source: int
+    quote: str | None
+    polarity: Polarity
+    closest: bool
+
+
+def _expand(piece: str, polarity: Polarity, describing_people: bool, segments: list[_Segment]) -> None:
+    """Append the segments of ``piece``: clauses of plain words, and one segment per table phrase.
+
+    Punctuation ends a segment ("hiking, coffee" is two interests), and table expansions become their
+    own segments so their words are never glued into phrases with neighbouring words.
+    """
+    pattern, table = _hit_pattern(describing_people)
+
+    def plain(part: str) -> None:
+        for clause in _CLAUSE_BREAK.split(part):
+            segments.append(_Segment(tokenize(clause), None, len(segments), None, polarity, False))
 
     cursor = 0
-    for hit in pattern.finditer(lowered):
-        plain(lowered[cursor : hit.start()])
-        key = re.sub(r"[\s\-]+", "", hit.group(0))
-        source = len(segments)
-        segments.extend((tokenize(phrase), phrase, source) for phrase in compact[key])
+    for hit in pattern.finditer(piece):
+        plain(piece[cursor : hit.start()])
+        expansion = table[re.sub(r"[\s\-]+", "", hit.group(0))]
+        source, quote = len(segments), " ".join(hit.group(0).split())
+        segments.extend(
+            _Segment(tokenize(phrase), phrase, source, quote, polarity, expansion.closest)
+            for phrase in expansion.phrases
+        )
         cursor = hit.end()
-    plain(lowered[cursor:])
-    return [segment for segment in segments if segment[0]]
+    plain(piece[cursor:])
+
+
+def _segments(text: str, *, describing_people: bool = False) -> list[_Segment]:
+    """Split text into word runs, replacing table hits with their catalog phrases.
+
+    Only a description of a person is read for cues ("hates", "loves"); gift text is all "mentioned",
+    so "No batteries needed" on a gift still describes the gift.
+    """
+    lowered = text.lower().replace("’", "'")
+    spans: list[tuple[str, Polarity]] = (
+        _polarity_spans(lowered) if describing_people else [(lowered, "mentioned")]
+    )
+    segments: list[_Segment] = []
+    for piece, polarity in spans:
+        _expand(piece, polarity, describing_people, segments)
+    return [segment for segment in segments if segment.words]
 
 
 def _content_runs(words: Sequence[str]) -> list[list[str]]:
@@ -169,31 +296,104 @@ def _ngrams(run: Sequence[str]) -> Iterable[tuple[Term, str]]:
 def text_terms(text: str) -> frozenset[Term]:
     """Every stemmed word and phrase (up to three words) in ``text``, after synonym expansion."""
     terms: set[Term] = set()
-    for words, _label, _source in _segments(text):
-        for run in _content_runs(words):
+    for segment in _segments(text):
+        for run in _content_runs(segment.words):
             terms.update(term for term, _surface in _ngrams(run))
     return frozenset(terms)
 
 
 @dataclass(frozen=True, slots=True)
-class Interests:
-    """What a recipient description says they like.
+class Interest:
+    """One thing a description mentions: a run of words ("vintage vinyl records") or one table hit.
 
-    ``groups`` holds one set of terms per stated interest (a phrase like "vintage vinyl records" or
-    one synonym hit like "foodie"). A gift earns credit once per group, for its best-matching term,
-    so one long phrase cannot outweigh several separate interests. ``labels`` gives readable text.
+    ``terms`` are what gifts are scored on. ``whole`` holds the complete phrases ("board games", not
+    "games"): a dislike excludes only gifts matching one of those, so disliking board games does not
+    rule out video games. ``text`` is the description's own words, ``quotes`` the words behind each
+    term, for explanations that quote rather than show stems. ``phrases`` are the catalog phrases of a
+    table hit. ``closest`` means the catalog has nothing for ``text`` and ``phrases`` stand in for it.
     """
 
-    groups: tuple[frozenset[Term], ...]
+    terms: frozenset[Term]
+    whole: frozenset[Term]
+    text: str
+    polarity: Polarity
+    closest: bool
+    phrases: tuple[str, ...]
+    quotes: Mapping[Term, str]
+
+    @property
+    def stated(self) -> bool:
+        """Said with a liking cue ("likes fishing"), so worth telling the user when nothing matches."""
+        return self.polarity == "liked"
+
+    def quote(self, term: Term) -> str:
+        """The description's words behind ``term`` ("hiking" for ("hike",), "sci-fi" for a hit)."""
+        return self.quotes.get(term, self.text)
+
+
+def _interest(segment: _Segment, run: list[str], grams: list[tuple[Term, str]]) -> Interest:
+    """One run of a segment as an interest; a table hit is quoted as a whole, plain words term by term."""
+    return Interest(
+        terms=frozenset(term for term, _surface in grams),
+        # A stand-in cannot rule anything out: disliking fishing says nothing about camping gifts.
+        whole=frozenset() if segment.closest else frozenset({tuple(stem(word) for word in run)}),
+        text=segment.quote if segment.quote is not None else " ".join(run),
+        polarity=segment.polarity,
+        closest=segment.closest,
+        phrases=() if segment.label is None else (segment.label,),
+        quotes=dict(grams) if segment.quote is None else {},
+    )
+
+
+def _joined(first: Interest | None, second: Interest) -> Interest:
+    """Both phrases of one table hit ("foodie" -> cooking, food) as one interest."""
+    if first is None:
+        return second
+    return Interest(
+        terms=first.terms | second.terms,
+        whole=first.whole | second.whole,
+        text=first.text,
+        polarity=first.polarity,
+        closest=first.closest,
+        phrases=first.phrases + second.phrases,
+        quotes={**second.quotes, **first.quotes},
+    )
+
+
+def _unique(interests: Iterable[Interest]) -> tuple[Interest, ...]:
+    """One interest per set of terms ("board games, boardgames" is one), first mention first."""
+    seen: dict[frozenset[Term], Interest] = {}
+    for interest in interests:
+        seen.setdefault(interest.terms, interest)
+    return tuple(seen.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Interests:
+    """What a recipient description says they like, and what it rules out.
+
+    ``liked`` holds every interest not spoken of negatively, one per mention (a phrase like "vintage
+    vinyl records" or one synonym hit like "foodie"). A gift earns credit once per interest,
+    for its best-matching term, so one long phrase cannot outweigh several separate interests.
+    ``disliked`` holds what the description rules out. ``labels`` gives readable text for terms.
+    """
+
+    liked: tuple[Interest, ...]
+    disliked: tuple[Interest, ...]
     labels: Mapping[Term, str]
 
     @property
+    def groups(self) -> tuple[frozenset[Term], ...]:
+        """The terms of each liked interest."""
+        return tuple(interest.terms for interest in self.liked)
+
+    @property
     def terms(self) -> frozenset[Term]:
-        """All terms across every interest group."""
+        """All terms across every liked interest."""
         return frozenset().union(*self.groups)
 
     def __bool__(self) -> bool:
-        return bool(self.groups)
+        return bool(self.liked)
 
     def label(self, term: Term) -> str:
         """Readable text for a term, e.g. ("board", "game") -> "board games"."""
@@ -201,26 +401,30 @@ class Interests:
 
 
 def extract_interests(text: str) -> Interests:
-    """Interest groups from a recipient description ("friend who loves board games, hiking").
+    """Interests from a recipient description ("friend who loves board games, hates golf").
 
-    Every run of content words is one interest; all phrases expanded from one synonym hit ("foodie"
-    -> cooking, food) together form one interest. Labels keep the words the user (or the synonym
-    table) used, so explanations read naturally.
+    Every run of content words is one interest; all phrases expanded from one table hit ("foodie" ->
+    cooking, food) together form one. Something both liked and disliked counts as disliked, so a
+    gift for it is never suggested. Labels keep the words the user (or the table) used.
     """
-    groups: dict[tuple[int, int], set[Term]] = {}
+    found: dict[tuple[int, int], Interest] = {}
     labels: dict[Term, str] = {}
-    for words, label, source in _segments(text):
-        for index, run in enumerate(_content_runs(words)):
-            key = (source, 0 if label is not None else index)
-            group = groups.setdefault(key, set())
-            for term, surface in _ngrams(run):
-                group.add(term)
+    for segment in _segments(text, describing_people=True):
+        for index, run in enumerate(_content_runs(segment.words)):
+            grams = list(_ngrams(run))
+            label = segment.label
+            for term, surface in grams:
                 labels.setdefault(term, label if label is not None and len(term) == len(run) else surface)
-    unique: list[frozenset[Term]] = []
-    for candidate in map(frozenset, groups.values()):
-        if candidate not in unique:
-            unique.append(candidate)
-    return Interests(groups=tuple(unique), labels=labels)
+            key = (segment.source, 0 if label is not None else index)
+            found[key] = _joined(found.get(key), _interest(segment, run, grams))
+    disliked = _unique(interest for interest in found.values() if interest.polarity == "disliked")
+    ruled_out = {interest.terms for interest in disliked}
+    liked = _unique(
+        interest
+        for interest in found.values()
+        if interest.polarity != "disliked" and interest.terms not in ruled_out
+    )
+    return Interests(liked=liked, disliked=disliked, labels=labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,9 +446,9 @@ def _profile(gift: Gift) -> _GiftProfile:
         tag_terms.update(text_terms(tag))
         whole.setdefault(tuple(stem(word) for word in tokenize(tag)), tag)
     for tag in gift.tags:
-        for words, label, _source in _segments(tag):
-            if label is not None:
-                whole.setdefault(tuple(stem(word) for word in words), tag)
+        for segment in _segments(tag):
+            if segment.label is not None:
+                whole.setdefault(tuple(stem(word) for word in segment.words), tag)
     return _GiftProfile(
         tag_terms=frozenset(tag_terms),
         whole_tags=whole,
@@ -254,11 +458,29 @@ def _profile(gift: Gift) -> _GiftProfile:
 
 
 @dataclass(frozen=True, slots=True)
+class Hit:
+    """One interest a gift meets: the description's words, and the catalog phrase they met.
+
+    ``closest`` marks a stand-in: the catalog has nothing for ``quote`` and ``label`` is the nearest
+    thing it has, so an explanation must not claim the gift matches ``quote``.
+    """
+
+    quote: str
+    label: str
+    closest: bool
+
+
+@dataclass(frozen=True, slots=True)
 class GiftMatch:
     """How well a gift matches someone's interests, and which interests it matched."""
 
     score: float
-    matched: tuple[str, ...]
+    hits: tuple[Hit, ...]
+
+    @property
+    def matched(self) -> tuple[str, ...]:
+        """The catalog phrases matched, strongest first ("board games", "science fiction")."""
+        return tuple(hit.label for hit in self.hits)
 
 
 def _term_score(term: Term, profile: _GiftProfile) -> float:
@@ -275,29 +497,47 @@ def _term_score(term: Term, profile: _GiftProfile) -> float:
 
 
 def match_gift(interests: Interests, gift: Gift) -> GiftMatch:
-    """Score ``gift`` against ``interests``: tags > name > description, whole phrases > single words.
+    """Score ``gift`` against the liked interests: tags > name > description, phrases > single words.
 
-    Each interest group contributes its best-matching term in full plus a small share of its other
-    matches (so "board games" on a gift named "... Board Game" edges out one that only has the tag).
-    ``matched`` lists the readable labels of each group's best term, strongest first.
+    Each interest contributes its best-matching term in full plus a small share of its other matches
+    (so "board games" on a gift named "... Board Game" edges out one that only has the tag); a
+    stand-in contributes ``CLOSEST_SHARE`` of that. ``hits`` holds one entry per catalog phrase
+    matched, strongest first, quoting the description's words behind it.
     """
     profile = _profile(gift)
     total = 0.0
-    found: list[tuple[float, str]] = []
-    for group in interests.groups:
-        scored = sorted(((_term_score(term, profile), term) for term in group), reverse=True)
+    found: list[tuple[float, Hit]] = []
+    for interest in interests.liked:
+        scored = sorted(((_term_score(term, profile), term) for term in interest.terms), reverse=True)
         best_score, best_term = scored[0]
         if best_score <= 0:
             continue
-        total += best_score + SECONDARY_SHARE * sum(score for score, _term in scored[1:])
+        share = CLOSEST_SHARE if interest.closest else 1.0
+        total += share * (best_score + SECONDARY_SHARE * sum(score for score, _term in scored[1:]))
         label = profile.whole_tags.get(best_term) or interests.label(best_term)
-        found.append((best_score, label))
-    found.sort(key=lambda item: (-item[0], item[1]))
-    matched: list[str] = []
-    for _score, label in found:
-        if label not in matched:
-            matched.append(label)
-    return GiftMatch(score=total, matched=tuple(matched))
+        found.append((share * best_score, Hit(interest.quote(best_term), label, interest.closest)))
+    found.sort(key=lambda item: (-item[0], item[1].label))
+    hits: list[Hit] = []
+    for _score, hit in found:
+        if all(hit.label != kept.label for kept in hits):
+            hits.append(hit)
+    return GiftMatch(score=total, hits=tuple(hits))
+
+
+def serves(interest: Interest, gift: Gift) -> bool:
+    """True when ``gift`` matches ``interest`` at all: any of its terms in the tags, name or description."""
+    profile = _profile(gift)
+    return any(_term_score(term, profile) > 0 for term in interest.terms)
+
+
+def excluded(interests: Interests, gift: Gift) -> bool:
+    """True when ``gift`` is about something the description rules out ("hates board games").
+
+    A disliked interest's whole phrase must match, anywhere in the gift's tags, name or description:
+    someone who hates board games still gets video games, but no gift that is a board game.
+    """
+    profile = _profile(gift)
+    return any(_term_score(term, profile) > 0 for interest in interests.disliked for term in interest.whole)
 
 
 _AGE_PATTERNS = (

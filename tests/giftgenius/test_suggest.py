@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from giftgenius.catalog import Catalog, load_catalog
-from giftgenius.matching import age_hint
-from giftgenius.suggest import OCCASIONS, NoFit, Suggestions, normalize_occasion, suggest_gifts
+from giftgenius.matching import age_hint, closest_table, excluded, extract_interests, match_gift
+from giftgenius.suggest import (
+    OCCASIONS,
+    NoFit,
+    SuggestionInputError,
+    Suggestions,
+    normalize_occasion,
+    suggest_gifts,
+)
 
 CATALOG = load_catalog()
 
@@ -29,7 +38,7 @@ def test_board_games_rank_first(catalog: Catalog) -> None:
     assert len(result.gifts) == 5
     for item in result.gifts:
         assert "board games" in catalog.by_id(item.id).tags, item.id
-        assert "board games" in item.reason
+        assert "Matches 'board games' from your description." in item.reason
 
 
 def test_sci_fi_finds_science_fiction(catalog: Catalog) -> None:
@@ -129,6 +138,12 @@ def test_occasion_normalization(text: str, expected: str) -> None:
     assert expected in CATALOG.by_id(item.id).occasions
 
 
+def test_an_occasion_of_only_symbols_is_quoted_as_typed() -> None:
+    item = _suggest(occasion="🎉", budget=50, recipient="a friend", count=1).gifts[0]
+    assert "the 🎉." in item.reason
+    assert "the ." not in item.reason
+
+
 def test_unknown_occasion_is_accepted() -> None:
     result = _suggest(occasion="Quinceañera", budget=50, recipient="a teen who loves music")
     assert result.gifts
@@ -150,8 +165,145 @@ def test_unknown_occasion_is_accepted() -> None:
 def test_invalid_inputs_raise_actionable_errors(kwargs: dict[str, object], message: str) -> None:
     arguments: dict[str, object] = {"occasion": "birthday", "budget": 50, "recipient": "a friend", "count": 5}
     arguments.update(kwargs)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(SuggestionInputError, match=message):
         suggest_gifts(CATALOG, **arguments)  # type: ignore[arg-type]
+
+
+def test_an_empty_occasion_lists_the_known_occasions() -> None:
+    with pytest.raises(SuggestionInputError) as caught:
+        suggest_gifts(CATALOG, occasion="", budget=50, recipient="a friend")
+    assert all(occasion in str(caught.value) for occasion in OCCASIONS)
+
+
+@pytest.mark.parametrize("budget", [0.001, 0.009999, 1e-300])
+def test_a_budget_below_a_cent_is_refused(catalog: Catalog, budget: float) -> None:
+    result = suggest_gifts(catalog, occasion="birthday", budget=budget, recipient="a friend")
+    assert isinstance(result, NoFit)
+    message = result.message()
+    assert "$0.00 " not in message  # the budget is quoted as given, not rounded to nothing
+    assert f"A budget of ${budget:g} is below the minimum of $0.01." in message
+    assert f"at least ${catalog.cheapest().price:.2f}" in message
+
+
+def test_a_budget_below_a_cent_is_refused_even_when_a_gift_costs_less(catalog: Catalog) -> None:
+    tiny = dataclasses.replace(catalog.gifts[0], price=0.001)
+    result = suggest_gifts(Catalog(gifts=(tiny,)), occasion="birthday", budget=0.005, recipient="a friend")
+    assert isinstance(result, NoFit)
+    assert "below the minimum" in result.message()
+
+
+# --- what the description rules out ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "recipient",
+    ["someone who hates board games", "no board games", "my friend doesn't like board games"],
+)
+def test_a_disliked_interest_is_never_suggested(catalog: Catalog, recipient: str) -> None:
+    result = _suggest(occasion="birthday", budget=100, recipient=recipient, count=20)
+    assert len(result.gifts) == 20
+    assert not [item.id for item in result.gifts if "board games" in catalog.by_id(item.id).tags]
+    assert all("board games" not in item.reason for item in result.gifts)
+
+
+def test_a_like_after_a_dislike_still_counts(catalog: Catalog) -> None:
+    result = _suggest(occasion="birthday", budget=60, recipient="hates board games but loves puzzles")
+    tags = [catalog.by_id(item.id).tags for item in result.gifts]
+    assert "puzzles" in tags[0]
+    assert not [gift_tags for gift_tags in tags if "board games" in gift_tags]
+    assert "Matches 'puzzles' from your description." in result.gifts[0].reason
+
+
+def test_no_nonsense_cook_still_cooks(catalog: Catalog) -> None:
+    result = _suggest(occasion="birthday", budget=60, recipient="my no-nonsense cook of a dad")
+    assert "cooking" in catalog.by_id(result.gifts[0].id).tags
+    assert result.notice is None
+
+
+def test_when_everything_is_ruled_out_the_notice_says_so(catalog: Catalog) -> None:
+    coffee_only = Catalog(gifts=tuple(gift for gift in catalog.gifts if "coffee" in gift.tags))
+    result = suggest_gifts(coffee_only, occasion="birthday", budget=500, recipient="hates coffee")
+    assert isinstance(result, Suggestions)
+    assert result.gifts == []
+    assert result.notice is not None
+    assert "'coffee'" in result.notice
+    assert result.to_text() == result.notice
+
+
+# --- reasons quote the description -------------------------------------------------------------------
+
+
+def test_reasons_quote_the_words_that_matched(catalog: Catalog) -> None:
+    result = _suggest(occasion="birthday", budget=60, recipient="loves Hiking and coffee")
+    for item in result.gifts:
+        tags = catalog.by_id(item.id).tags
+        said = [word for word in ("hiking", "coffee") if word in tags]
+        assert said, item.id
+        assert f"Matches '{said[0]}'" in item.reason, item.reason
+        assert "from your description" in item.reason
+    assert result.notice is None
+
+
+def test_reasons_name_the_catalog_phrase_for_a_synonym() -> None:
+    result = _suggest(occasion="holiday", budget=100, recipient="my brother, a huge sci-fi fan", count=1)
+    assert "Matches 'sci-fi' (science fiction) from your description." in result.gifts[0].reason
+
+
+# --- interests the catalog cannot serve ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [60, 200])
+def test_a_missing_hobby_is_said_plainly_with_the_closest(catalog: Catalog, budget: int) -> None:
+    result = _suggest(occasion="birthday", budget=budget, recipient="my dad who likes fishing")
+    closest = closest_table()["fishing"]
+    assert result.notice is not None
+    assert "Nothing in the catalog matches 'fishing'" in result.notice
+    assert all(phrase in result.notice for phrase in closest)
+    for item in result.gifts:
+        gift = catalog.by_id(item.id)
+        assert set(closest) & set(gift.tags), item.id
+        assert "The catalog has nothing for 'fishing'" in item.reason
+        assert "Matches" not in item.reason
+    assert "aquarium-starter-kit" not in {item.id for item in result.gifts}
+    assert result.to_structured()["notice"] == result.notice
+    assert result.to_text().startswith(result.notice + "\n\n1. ")
+
+
+def test_a_real_match_outranks_a_stand_in(catalog: Catalog) -> None:
+    result = _suggest(occasion="birthday", budget=60, recipient="my dad who likes fishing and coffee")
+    assert "coffee" in catalog.by_id(result.gifts[0].id).tags
+    assert result.notice is not None
+    assert "'fishing'" in result.notice
+    assert "'coffee'" not in result.notice
+
+
+def test_an_unknown_stated_interest_gets_general_picks_and_says_so() -> None:
+    result = _suggest(occasion="birthday", budget=60, recipient="loves origami")
+    assert result.notice is not None
+    assert result.notice.startswith("Nothing in the catalog matches 'origami'.")
+    categories = {item.category for item in result.gifts}
+    assert "general picks" in result.notice
+    assert any(category in result.notice for category in categories)
+
+
+def test_an_interest_priced_out_names_the_budget_that_would_serve_it(catalog: Catalog) -> None:
+    hiking = extract_interests("hiking")
+    cheapest = min(gift.price for gift in catalog.gifts if "hiking" in gift.tags)
+    budget = cheapest - 1
+    result = _suggest(occasion="birthday", budget=budget, recipient="loves hiking")
+    assert result.notice is not None
+    assert f"Nothing within the ${budget:.2f} budget matches 'hiking'" in result.notice
+    # The cheapest gift matching "hiking" at all, which may mention it only in its description.
+    matching = [gift.price for gift in catalog.gifts if match_gift(hiking, gift).score > 0]
+    assert min(matching) > budget
+    assert f"the cheapest gift that does costs ${min(matching):.2f}" in result.notice
+
+
+def test_words_that_are_not_stated_interests_get_no_notice() -> None:
+    assert _suggest(occasion="baby shower", budget=50, recipient="my coworker Dana").notice is None
+    assert list(_suggest(occasion="birthday", budget=50, recipient="my coworker Dana").to_structured()) == [
+        "gifts"
+    ]
 
 
 _OCCASION_TEXT = st.one_of(
@@ -193,7 +345,11 @@ def test_suggestions_always_fit_the_budget(budget: float, occasion: str, recipie
     assert all(item.price <= budget for item in result.gifts)
     assert len({item.id for item in result.gifts}) == len(result.gifts)
     age = age_hint(recipient)
+    interests = extract_interests(recipient)
+    assert not [item.id for item in result.gifts if excluded(interests, CATALOG.by_id(item.id))]
     eligible = [
-        gift for gift in CATALOG.gifts if gift.price <= budget and (age is None or gift.suits_age(age))
+        gift
+        for gift in CATALOG.gifts
+        if gift.price <= budget and (age is None or gift.suits_age(age)) and not excluded(interests, gift)
     ]
     assert len(result.gifts) == min(count, len(eligible))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from typing import Annotated
 
 import orjson
 import pytest
+from pydantic import AfterValidator
 
 from herald import Server
 from herald.testing import connect
@@ -78,6 +80,29 @@ async def test_argument_errors_per_revision(server: Server, version: str, as_res
         else:
             assert response["error"]["code"] == -32602
             assert "Invalid arguments for tool 'add'" in response["error"]["message"]
+
+
+def even(number: int) -> int:
+    if number % 2:
+        raise ValueError("must be even")
+    return number
+
+
+async def test_arguments_the_schema_admits_but_pydantic_refuses_are_the_caller_s_to_fix() -> None:
+    """A validator the JSON Schema cannot express refuses the value: a tool error, never -32603."""
+
+    server = Server("strict")
+
+    @server.tool
+    def halve(n: Annotated[int, AfterValidator(even)]) -> int:
+        """Half of an even number."""
+        return n // 2
+
+    async with connect(server) as client:
+        response = await client.request_raw("tools/call", {"name": "halve", "arguments": {"n": 3}})
+    result = response["result"]
+    assert result["isError"] is True
+    assert "Invalid arguments for tool 'halve': n: Value error, must be even" in result["content"][0]["text"]
 
 
 async def test_wrong_field_names_get_invalid_params(server: Server) -> None:

@@ -57,6 +57,17 @@ def non_decreasing(values: list[float]) -> bool:
     return all(earlier <= later for earlier, later in itertools.pairwise(values))
 
 
+def test_a_notice_beside_the_cards_is_shown(host: HostPage) -> None:
+    """Nothing in the catalog for fishing: the closest gifts come with the sentence that says so."""
+    arguments = {"occasion": "birthday", "budget": 80, "recipient": "my dad who likes fishing"}
+    structured = host.run("suggest_gifts", arguments)["toolResult"]["structuredContent"]
+    assert structured["gifts"]
+    assert "fishing" in structured["notice"]
+    expect(host.frame.locator("main#app")).to_have_attribute("data-view", "gifts")
+    expect(host.frame.locator(".gift-notice")).to_have_text(structured["notice"])
+    expect(host.frame.locator("ul.gift-list > li.gift-card")).to_have_count(len(structured["gifts"]))
+
+
 def test_suggest_draws_one_card_per_gift(host: HostPage) -> None:
     result = host.run("suggest_gifts", SUGGEST)
     gifts = result["toolResult"]["structuredContent"]["gifts"]
@@ -73,6 +84,7 @@ def test_suggest_draws_one_card_per_gift(host: HostPage) -> None:
         [re.compile(re.escape(g["category"]), re.I) for g in gifts]
     )
     expect(cards.locator(".gift-reason")).to_have_text([gift["reason"] for gift in gifts])
+    expect(frame.locator(".gift-notice")).to_have_count(0)  # every interest had a match
     assert len(host.marks("giftgenius:tool-result")) >= 1
     assert len(host.marks("giftgenius:cards-drawn")) >= 1
     # The view reports its size and the host fits the iframe to it.

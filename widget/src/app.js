@@ -99,7 +99,7 @@ export function createApp({ root }) {
       }
       stopSession();
       if (route.view === "gifts") {
-        show("gifts", renderGiftView(route.gifts, toolInput));
+        show("gifts", renderGiftView(route.gifts, toolInput, route.notice));
         afterPaint(() => mark("giftgenius:cards-drawn"));
       } else {
         show("error", renderToolError(route.message));

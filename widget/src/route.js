@@ -9,7 +9,7 @@ export const SUGGEST_TOOL = "suggest_gifts";
 
 /**
  * @param {{content: any[], structuredContent?: object, isError: boolean}} result normalised
- * @returns {{view: "gifts", gifts: object[]} | {view: "job", jobId: string, status: string}
+ * @returns {{view: "gifts", gifts: object[], notice?: string} | {view: "job", jobId: string, status: string}
  *   | {view: "error", message: string}}
  */
 export function routeToolResult(result) {
@@ -22,7 +22,9 @@ export function routeToolResult(result) {
     return { view: "error", message: data.notice };
   }
   if (Array.isArray(data?.gifts)) {
-    return { view: "gifts", gifts: data.gifts.filter((gift) => typeof gift === "object" && gift !== null) };
+    const gifts = data.gifts.filter((gift) => typeof gift === "object" && gift !== null);
+    // Cards with a notice: e.g. nothing in the catalog matches one interest, these are the closest.
+    return typeof data.notice === "string" && data.notice ? { view: "gifts", gifts, notice: data.notice } : { view: "gifts", gifts };
   }
   if (typeof data?.jobId === "string" && data.jobId) {
     return { view: "job", jobId: data.jobId, status: typeof data.status === "string" ? data.status : "pending" };

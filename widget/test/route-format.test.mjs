@@ -5,6 +5,16 @@ import { routeToolResult, waitingMessage } from "../src/route.js";
 import { resolveTheme } from "../src/theme.js";
 
 describe("routeToolResult", () => {
+  test("a notice beside the gifts goes with them to the gift view", () => {
+    const gifts = [{ name: "Camp Mug", price: 19, category: "outdoors", reason: "closest to fishing" }];
+    const notice = "Nothing in the catalog matches 'fishing'.";
+    assert.deepEqual(routeToolResult({ content: [], structuredContent: { gifts, notice }, isError: false }), {
+      view: "gifts",
+      gifts,
+      notice,
+    });
+  });
+
   test("gifts in structuredContent call for the gift view", () => {
     const gifts = [{ name: "Lamp", price: 24.99, category: "home", reason: "reads a lot" }];
     assert.deepEqual(routeToolResult({ content: [], structuredContent: { gifts }, isError: false }), { view: "gifts", gifts });

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 from herald.client.tracking import JobEventTracker
@@ -76,6 +76,11 @@ class Client(abc.ABC):
         self.server_info: JSONObject | None = None
         #: Bumped by every successful (re)connection; tells a stale failure from a fresh one.
         self.generation = 0
+        #: Told of each failed attempt to reconnect (its number, from 1, and why it failed), so
+        #: that a person watching is shown "connection lost, retrying…" rather than a frozen screen.
+        self.on_retry: Callable[[int, ConnectionLost], None] | None = None
+        #: Told when a reconnection succeeded after at least one failed attempt.
+        self.on_reconnected: Callable[[], None] | None = None
         self._inboxes: set[asyncio.Queue[JSONObject | None]] = set()
         self._reconnecting = asyncio.Lock()
 
@@ -113,16 +118,22 @@ class Client(abc.ABC):
             loop = asyncio.get_running_loop()
             deadline = loop.time() + self.reconnect_timeout
             delay = BACKOFF_START
+            failures = 0
             while True:
                 try:
                     await self._reopen()
-                except ConnectionLost:
+                except ConnectionLost as lost:
+                    failures += 1
+                    if self.on_retry is not None:
+                        self.on_retry(failures, lost)
                     if loop.time() + delay > deadline:
                         raise
                     await asyncio.sleep(delay)  # backoff: the server is not back yet
                     delay = min(delay * 2, BACKOFF_MAX)
                     continue
                 self.generation += 1
+                if failures and self.on_reconnected is not None:
+                    self.on_reconnected()
                 return
 
     async def request_again(self, method: str, params: JSONObject | None = None) -> JSONObject:

@@ -100,7 +100,9 @@ class HttpClient(Client):
         result = _result(reply)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            raise ConnectionLost("the server answered initialize without an Mcp-Session-Id")
+            raise ServerError(
+                {"code": 0, "message": "the server answered initialize without an Mcp-Session-Id"}
+            )
         self.session_id = session_id
         self.protocol_version = result.get("protocolVersion")
         self.server_info = result.get("serverInfo")
@@ -160,18 +162,7 @@ class HttpClient(Client):
                     return reply, response.headers
                 body = await response.aread()
                 self._wire("receive", body)
-                try:
-                    decoded: JSONObject = orjson.loads(body)
-                except orjson.JSONDecodeError:
-                    raise ServerError(
-                        {"code": response.status_code, "message": body.decode()},
-                        http_status=response.status_code,
-                    ) from None
-                if isinstance(decoded, dict) and isinstance(decoded.get("error"), dict):
-                    # A POST carries one request, so its error is this request's, id or not
-                    # (a 413 is answered before the body is read, with a null id).
-                    raise ServerError(decoded["error"], http_status=response.status_code)
-                return decoded, response.headers
+                return _reply(body, response.status_code), response.headers
         except httpx.TransportError as exc:
             raise ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
 
@@ -186,7 +177,7 @@ class HttpClient(Client):
                 if not event.data:
                     continue  # a priming event: an id to resume from, nothing to handle
                 self._wire("receive", event.data.encode())
-                message: JSONObject = orjson.loads(event.data)
+                message = _reply(event.data.encode(), response.status_code, streamed=True)
                 if "method" in message:
                     self._received(message)
                 elif request_id is not None and (message.get("id") == request_id or "error" in message):
@@ -262,6 +253,31 @@ class HttpClient(Client):
     def _wire(self, direction: str, data: bytes) -> None:
         if self.on_wire is not None:
             self.on_wire(WireEvent("send" if direction == "send" else "receive", time.time(), data))
+
+
+def _reply(body: bytes, status: int, *, streamed: bool = False) -> JSONObject:
+    """The JSON-RPC message in `body`; `ServerError` for anything else that answered.
+
+    What answers at a URL is not always an MCP server (a wrong path, a proxy, an OAuth
+    gate answering `{"error": "invalid_token"}`): its reply becomes an error that says what
+    came back, never a `KeyError` deep in the client. A POST carries one request, so an
+    error on it is this request's, id or not (a 413 is answered before the body is read,
+    with a null id).
+    """
+    try:
+        decoded = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        decoded = None
+    if isinstance(decoded, dict) and isinstance(decoded.get("error"), dict) and not streamed:
+        raise ServerError(decoded["error"], http_status=status)
+    if isinstance(decoded, dict) and (
+        "method" in decoded or "result" in decoded or isinstance(decoded.get("error"), dict)
+    ):
+        return decoded
+    text = body.decode(errors="replace").strip()
+    raise ServerError(
+        {"code": status, "message": f"not a JSON-RPC message: {text[:300]}"}, http_status=status
+    )
 
 
 def _result(reply: JSONObject) -> JSONObject:

@@ -230,8 +230,15 @@ class StdioClient(Client):
 
 
 async def _start(argv: Sequence[str]) -> asyncio.subprocess.Process:
+    """Start the server in a session of its own: Ctrl-C in the terminal is the client's to
+    handle (it may still want to ask the server something, such as to cancel a job); the
+    server stops when the client closes its stdin, or when the client dies."""
     return await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=READ_LIMIT
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=READ_LIMIT,
+        start_new_session=True,
     )
 
 

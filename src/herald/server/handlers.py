@@ -37,7 +37,7 @@ from herald.server.results import (
     tool_result_to_wire,
 )
 from herald.server.scope import RequestScope
-from herald.server.signature import Signature
+from herald.server.signature import ArgumentsRejected, Signature
 from herald.server.subscriptions import NotificationSource, Subscription
 from herald.server.tasks import TaskManager
 
@@ -109,7 +109,10 @@ def bind(
     signature: Signature, arguments: dict[str, Any], server: HandlerHost, scope: RequestScope
 ) -> dict[str, Any]:
     """The keyword arguments for a user function: converted values plus its context, if it asks."""
-    values = signature.convert(arguments)
+    try:
+        values = signature.convert(arguments)
+    except ArgumentsRejected as exc:
+        raise InvalidParams(f"Invalid arguments: {exc}") from None
     if signature.context_parameter is not None:
         values[signature.context_parameter] = make_context(server, scope)
     return values
@@ -168,7 +171,10 @@ async def execute_tool(
 ) -> dict[str, Any]:
     """Run a tool with validated arguments and shape its result (now, or inside a task)."""
     name = spec.name
-    values = spec.signature.convert(arguments)
+    try:
+        values = spec.signature.convert(arguments)
+    except ArgumentsRejected as exc:
+        return error_result(f"Invalid arguments for tool {name!r}: {exc}")
     if spec.signature.context_parameter is not None:
         values[spec.signature.context_parameter] = context
     try:

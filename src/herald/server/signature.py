@@ -13,8 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from typing_extensions import is_typeddict
+
+
+class ArgumentsRejected(ValueError):
+    """Arguments that passed the JSON Schema yet cannot become the declared Python values.
+
+    The schema and pydantic mostly agree, but not always (their regex engines differ on a
+    few characters, a validator may add rules the schema cannot say), and such arguments
+    are still the caller's to correct, not an internal error of the tool.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +39,14 @@ class Signature:
         """Turn validated JSON arguments into the Python values the function declares."""
         if self.arguments_model is None:
             return dict(arguments)
-        model = self.arguments_model.model_validate(arguments, by_alias=True)
+        try:
+            model = self.arguments_model.model_validate(arguments, by_alias=True)
+        except ValidationError as exc:
+            problems = (
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in exc.errors()
+            )
+            raise ArgumentsRejected("; ".join(problems)) from None
         return {name: getattr(model, name) for name in self.parameter_names if name in model.model_fields_set}
 
 

@@ -6,6 +6,13 @@ sends `notifications/subscriptions/acknowledged` with the agreed filter, then ev
 matching notification. Each carries the subscription id (the listen request's id) in
 `params._meta`. HTTP streams them as SSE until the client disconnects; stdio sends them
 on the stream until the client cancels the request.
+
+The agreed filter is the spec's `SubscriptionFilter`, in the acknowledgement's
+`params.notifications`: the part of the request the server honours, never more. An
+extension's key sits beside the spec's four, as the Tasks extension (SEP-2663) puts its
+`taskIds` there. Clients that read the filter with a closed schema drop such keys: the
+TypeScript SDK's `listen()` (`@modelcontextprotocol/client` 2.4.0) reports `honoredFilter`
+as `{}` when only `io.herald/jobEvents` was honoured, though the key is on the wire.
 """
 
 from __future__ import annotations
@@ -43,23 +50,43 @@ class NotificationSource(Protocol):
 
 
 def agreed_filter(server: NotificationSource, wanted: dict[str, Any]) -> dict[str, Any]:
-    """The part of a requested filter the server offers."""
+    """The part of a requested filter the server offers.
+
+    A key is honoured only when its value has the type the filter defines (`true` for a
+    flag, a list for URIs or job ids); a malformed one is left out, never widened.
+    """
     capabilities = server.capabilities(Era.STATELESS)
     agreed: dict[str, Any] = {
         flag: True
         for flag, (_, capability) in LIST_FLAGS.items()
-        if wanted.get(flag) and capabilities.get(capability, {}).get("listChanged")
+        if wanted.get(flag) is True and capabilities.get(capability, {}).get("listChanged")
     }
-    jobs = wanted.get(JOB_EVENTS_FILTER)
-    if jobs and JOB_EVENTS_EXTENSION in capabilities.get("extensions", {}):
-        ids = jobs.get("jobIds") if isinstance(jobs, dict) else None
-        agreed[JOB_EVENTS_FILTER] = (
-            {"jobIds": [i for i in ids if isinstance(i, str)]} if isinstance(ids, list) else True
-        )
+    jobs = job_filter(wanted.get(JOB_EVENTS_FILTER))
+    if jobs is not None and JOB_EVENTS_EXTENSION in capabilities.get("extensions", {}):
+        agreed[JOB_EVENTS_FILTER] = jobs
     uris = wanted.get("resourceSubscriptions")
     if isinstance(uris, list) and capabilities.get("resources", {}).get("subscribe"):
         agreed["resourceSubscriptions"] = [uri for uri in uris if isinstance(uri, str)]
     return agreed
+
+
+def job_filter(wanted: Any) -> bool | dict[str, list[str]] | None:
+    """What an `io.herald/jobEvents` value asks for: every job (`True`), some, or nothing (None).
+
+    `true` and an object without `jobIds` mean every job; `{"jobIds": [...]}` the jobs
+    named (its non-string entries dropped). A `jobIds` that is not a list names no job the
+    server can tell, so it is not honoured, rather than read as every job.
+    """
+    if wanted is True:
+        return True
+    if not isinstance(wanted, dict):
+        return None
+    if "jobIds" not in wanted:
+        return True
+    ids = wanted["jobIds"]
+    if not isinstance(ids, list):
+        return None
+    return {"jobIds": [job_id for job_id in ids if isinstance(job_id, str)]}
 
 
 class Subscription:

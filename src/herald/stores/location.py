@@ -1,7 +1,9 @@
-"""Turn a store URL (`sqlite:///PATH`, `redis://HOST:PORT/DB`, `memory`) into the stores."""
+"""Turn a store URL (`sqlite:///relative.db`, `sqlite:////absolute.db`, a plain path,
+`redis://HOST:PORT/DB`, `memory`) into the stores."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -50,14 +52,41 @@ def open_stores(url: str | None, *, app_name: str, sessions: bool = True) -> Sto
             RedisSessionStore.from_url(url) if sessions else None,
             _without_password(url),
         )
-    if url is None:
-        path = default_store_path(app_name)
-    elif url.startswith("sqlite:///"):
-        path = Path(url.removeprefix("sqlite:///"))
-    else:
-        raise ValueError(f"unknown store {url!r}: use sqlite:///PATH, redis://HOST:PORT/DB or memory")
+    path = default_store_path(app_name) if url is None else sqlite_path(url)
     shared = SqliteSessionStore(path) if sessions else None
     return Stores(SqliteEventLog(path), SqliteJobStore(path), shared, str(path))
+
+
+#: A scheme and a colon: a URL, perhaps misspelt (`redis:/typo`), never a plain path.
+_LOOKS_LIKE_A_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+#: How a plain path to a SQLite file may end; anything else without a scheme is a typo.
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+STORE_FORMS = (
+    "use sqlite:///relative/path.db, sqlite:////absolute/path.db, a path ending in .db, "
+    "redis://HOST:PORT/DB or memory"
+)
+
+
+def sqlite_path(url: str) -> Path:
+    """The absolute path of the SQLite file a store URL names.
+
+    `sqlite:///` is followed by the path as written, so `sqlite:///gifts.db` is relative to
+    the working directory and `sqlite:////tmp/gifts.db` is absolute, as SQLAlchemy and
+    most tools spell them. A plain path works too, when it looks like one (a `/`, or a
+    database suffix), so that a misspelt URL such as `bogus` is refused, not created.
+    """
+    if url.startswith("sqlite:///"):
+        written = url.removeprefix("sqlite:///")
+    elif not _LOOKS_LIKE_A_URL.match(url) and ("/" in url or url.endswith(SQLITE_SUFFIXES)):
+        written = url
+    else:
+        raise ValueError(f"unknown store {url!r}: {STORE_FORMS}")
+    if not written or written.endswith("/"):
+        raise ValueError(f"the store {url!r} names no file: {STORE_FORMS}")
+    path = Path(written).expanduser().absolute()
+    if path.is_dir():
+        raise ValueError(f"the store {url!r} is a directory: name a file in it, e.g. {path / 'store.db'}")
+    return path
 
 
 def _without_password(url: str) -> str:

@@ -25,8 +25,11 @@ function renderGiftCard(gift) {
   );
 }
 
-/** @param {object[]} gifts  @param {object|null} args the tool's input, for the subtitle */
-export function renderGiftView(gifts, args) {
+/**
+ * @param {object[]} gifts  @param {object|null} args the tool's input, for the subtitle
+ * @param {string} [notice] what the cards cannot say, e.g. that no gift matches an interest
+ */
+export function renderGiftView(gifts, args, notice) {
   const note = subtitle(args);
   return h(
     "section",
@@ -37,6 +40,7 @@ export function renderGiftView(gifts, args) {
       h("h2", { class: "view-title", id: "gifts-title", text: gifts.length === 1 ? "1 gift idea" : `${gifts.length} gift ideas` }),
       note ? h("p", { class: "view-subtitle", text: note }) : null,
     ),
+    notice ? h("p", { class: "gift-notice", role: "note", text: notice }) : null,
     h("ul", { class: "gift-list", "aria-label": "Gift suggestions" }, gifts.map(renderGiftCard)),
     gifts.length ? null : h("p", { class: "empty", text: "No gifts to suggest." }),
   );

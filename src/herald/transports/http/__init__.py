@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.routing import Route
+from starlette.routing import Route, Router
 
 from herald.protocol.http import cors_origin_pattern
 from herald.server.app import Server
@@ -17,6 +18,7 @@ from herald.stores.memory import MemoryEventLog
 from herald.stores.sessions import SessionStore
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
+from herald.transports.http.page import FrontDoor
 from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
 
@@ -60,21 +62,42 @@ def create_app(
             await server.stop_jobs()
             await event_log.aclose()
 
-    cors = Middleware(
-        CORSMiddleware,
-        allow_origin_regex=cors_origin_pattern(config.allowed_hosts),
-        allow_methods=["GET", "POST", "DELETE"],
-        allow_headers=["*"],  # the 2026-07-28 era mirrors params in headers of its own (Mcp-Param-*)
-        expose_headers=["Mcp-Session-Id", "MCP-Protocol-Version"],
-        max_age=600,
-    )
     app = Starlette(
         routes=[Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])],
-        middleware=[cors],
+        middleware=[_cors(config)],
         lifespan=lifespan,
+    )
+    # Consulted only where no route matches, so a route of your own at `/` comes first.
+    not_found = app.router.default
+    app.router.default = Router(
+        [Route("/", FrontDoor(endpoint, not_found))], default=not_found, redirect_slashes=False
     )
     app.state.sessions = registry
     return app
+
+
+def _cors(config: HttpConfig) -> Middleware:
+    """CORS for the pages `check_origin` admits: those on an allowed host, and `cors_origins`.
+
+    Starlette's middleware fits: it answers preflights before routing, adds its headers to
+    the start of every response (errors and SSE streams alike, whatever follows), and
+    gives an origin it does not admit no `Access-Control-Allow-Origin`, so the browser
+    keeps the answer from the page, while the endpoint refuses the request itself (403).
+    Requested headers are mirrored because the 2026-07-28 era sends headers named after
+    each tool's parameters (`Mcp-Param-*`) besides `Mcp-Method` and `Mcp-Name`. A listed
+    origin may be a public site calling a server on this machine: the browser then asks
+    (Private Network Access) whether that is allowed, and listing the origin says yes.
+    """
+    return Middleware(
+        CORSMiddleware,
+        allow_origin_regex=cors_origin_pattern(config.allowed_hosts),
+        allow_origins=sorted(config.cors_origins),
+        allow_methods=["GET", "POST", "DELETE"],
+        allow_headers=["*"],
+        allow_private_network=True,
+        expose_headers=["Mcp-Session-Id", "MCP-Protocol-Version"],
+        max_age=600,
+    )
 
 
 def run_http(
@@ -85,8 +108,13 @@ def run_http(
     config: HttpConfig | None = None,
     log: EventLog | None = None,
     sessions: SessionStore | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
-    """Serve until interrupted, on uvloop and httptools where installed."""
+    """Serve until interrupted, on uvloop and httptools where installed.
+
+    Pass `sock`, a socket already bound and listening, to learn of a taken port before
+    saying anything (`host` and `port` are then not used): uvicorn would only log it.
+    """
     import gc
 
     import uvicorn
@@ -95,7 +123,7 @@ def run_http(
     gc.freeze()  # everything loaded so far lives as long as the process
     # Open event streams never end by themselves: without a bound, SIGTERM would wait for them.
     grace = (config or HttpConfig()).shutdown_timeout
-    uvicorn.run(
+    settings = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -104,3 +132,8 @@ def run_http(
         lifespan="on",
         timeout_graceful_shutdown=grace,
     )
+    served = uvicorn.Server(settings)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
+        served.run(sockets=[sock] if sock is not None else None)
+    if not served.started:
+        raise SystemExit(3)  # start-up failed (the lifespan, say): uvicorn has logged why

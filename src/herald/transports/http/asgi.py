@@ -20,6 +20,11 @@ SSE_HEADERS = [
 ]
 
 
+def request_headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-cased name, as the rules in `herald.protocol.http` take them."""
+    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+
+
 async def read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes:
     """The whole request body, refused with 413 as soon as it is known to be too large."""
     declared = headers.get("content-length")
@@ -52,6 +57,16 @@ async def send_json(
     body = encode(message)
     headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_html(send: Send, body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
+    headers = [
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
+from urllib.parse import urlsplit
 
 from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES
 from herald.protocol.http import LOOPBACK_HOSTS
+
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,6 +19,9 @@ class HttpConfig:
     path: str = "/mcp"
     #: Host names a request's Host and Origin may carry (DNS-rebinding protection).
     allowed_hosts: frozenset[str] = field(default_factory=lambda: LOOPBACK_HOSTS)
+    #: Exact origins (`https://inspector.example`) whose pages may call the endpoint: they
+    #: pass the Origin check and get CORS headers, as pages on an allowed host already do.
+    cors_origins: frozenset[str] = frozenset()
     max_body_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     #: A handshake-era session unused this long is closed and its memory freed.
     session_ttl: float = 30 * 60
@@ -24,3 +31,43 @@ class HttpConfig:
     retry_ms: int = 1000
     #: At SIGTERM, how long requests in flight may finish before the rest are cancelled.
     shutdown_timeout: int = 5
+
+    def __post_init__(self) -> None:
+        for origin in sorted(self.cors_origins):
+            _check_cors_origin(origin)
+
+
+def _check_cors_origin(origin: str) -> None:
+    """Refuse, when the server is configured, an origin that no browser would ever send.
+
+    Origins are compared as exact strings, so a trailing slash or an upper-case letter
+    would silently never match; the error names the spelling that would. `*` is refused:
+    it would let every page on the web open and drive sessions on this server.
+    """
+    if origin == "*":
+        raise ValueError(
+            "cors_origins cannot be '*': that would let every web page drive this server; "
+            "list each origin, e.g. http://localhost:6274"
+        )
+    as_sent = _serialized(origin)
+    if as_sent is None:
+        raise ValueError(
+            f"cors_origins: {origin!r} is not an origin; write scheme://host[:port], "
+            "e.g. http://localhost:6274"
+        )
+    if as_sent != origin:
+        raise ValueError(f"cors_origins: browsers send {origin!r} as {as_sent!r}; write that")
+
+
+def _serialized(origin: str) -> str | None:
+    """`origin` the way a browser writes it in an Origin header, or None if it has no such form."""
+    parts = urlsplit(origin)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    shown_port = "" if port in (None, _DEFAULT_PORTS[parts.scheme]) else f":{port}"
+    return f"{parts.scheme}://{host}{shown_port}"

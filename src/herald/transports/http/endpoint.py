@@ -3,7 +3,8 @@
 POST carries JSON-RPC. A request that names its version in `_meta` is served on its
 own (2026-07-28); anything else belongs to a handshake-era session, minted by
 `initialize` and named by `Mcp-Session-Id`. GET opens (or, with `Last-Event-ID`,
-resumes) a session's SSE stream; DELETE ends the session. Every rule comes from
+resumes) a session's SSE stream, or shows a browser a page about the server
+(`herald.transports.http.page`); DELETE ends the session. Every rule comes from
 `herald.protocol`; this module moves bytes and maps refusals to status codes.
 It is raw ASGI rather than Starlette requests because it is the hot path.
 """
@@ -40,13 +41,16 @@ from herald.transports.http.asgi import (
     Send,
     end_body,
     read_body,
+    request_headers,
     send_body,
     send_empty,
+    send_html,
     send_json,
     start_stream,
     wait_for_disconnect,
 )
 from herald.transports.http.config import HttpConfig
+from herald.transports.http.page import PAGE_HEADERS, endpoint_url, render_page, wants_page
 from herald.transports.http.sessions import HttpSession, SessionRegistry
 from herald.transports.http.streams import (
     STANDALONE,
@@ -71,14 +75,15 @@ class MCPEndpoint:
         self.log = log
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = {
-            name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
-        }
+        headers = request_headers(scope)
         try:
-            check_origin(headers, self.config.allowed_hosts)
+            self._check_origin(headers)
             method = scope["method"]
             if method == "POST":
                 await self._post(headers, receive, send)
+            elif method == "GET" and wants_page(headers):
+                page = render_page(self.server, endpoint_url(scope, self.config.path))
+                await send_html(send, page, PAGE_HEADERS)
             elif method == "GET":
                 await self._get(headers, receive, send)
             elif method == "DELETE":
@@ -88,6 +93,16 @@ class MCPEndpoint:
         except ProtocolError as exc:
             extra = [(b"allow", b"GET, POST, DELETE")] if exc.http_status == 405 else []
             await send_json(send, exc.http_status, error_response(error_id(exc), exc), extra)
+
+    def _check_origin(self, headers: dict[str, str]) -> None:
+        """`check_origin`, where an origin listed in `cors_origins` counts as allowed.
+
+        The Host must still name an allowed host: that is what stops DNS rebinding, since a
+        page on a rebound name sends its own name as the Host.
+        """
+        if headers.get("origin", "") in self.config.cors_origins:
+            headers = {name: value for name, value in headers.items() if name != "origin"}
+        check_origin(headers, self.config.allowed_hosts)
 
     # -- POST -------------------------------------------------------------------------------------
 

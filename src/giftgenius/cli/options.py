@@ -1,0 +1,155 @@
+"""Checks of what a person typed, made before any work starts.
+
+A mistake found after a job has run loses the job's result (an `--out` in a directory
+that does not exist was only noticed when writing), so everything that can be checked
+up front is: URLs, output paths, input files, durations and `NAME=VALUE` arguments.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+import typer
+
+from giftgenius.cli.problems import UserError
+
+#: Units a duration on the command line may end with, in seconds.
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+#: The message limit `giftgenius serve` starts with, in bytes.
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+#: Where `giftgenius serve` listens by default, for the commands that talk to a running one.
+DEFAULT_URL = "http://127.0.0.1:8000/mcp"
+
+
+def parse_duration(text: str, option: str) -> float:
+    """`7d`, `12h`, `30m`, `90s` or plain seconds, as seconds; a clear error for anything else."""
+    value = text.strip().lower()
+    unit = DURATION_UNITS.get(value[-1:]) if value else None
+    number = value[:-1] if unit is not None else value
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise typer.BadParameter(
+            f"{text!r} is not a duration: write a number with d, h, m or s after it, e.g. 7d or 90s",
+            param_hint=option,
+        )
+    return seconds
+
+
+def parse_arguments(pairs: list[str], schema: dict[str, Any]) -> dict[str, Any]:
+    """NAME=VALUE pairs to JSON arguments, typed by the tool's input schema.
+
+    A value is JSON where the schema does not say it is a string, so `budget=50` is a
+    number and `recipient=42` stays text.
+    """
+    properties = schema.get("properties", {})
+    arguments: dict[str, Any] = {}
+    for name, value in parse_strings(pairs).items():
+        if properties.get(name, {}).get("type") == "string":
+            arguments[name] = value
+            continue
+        try:
+            arguments[name] = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            arguments[name] = value
+    return arguments
+
+
+def parse_strings(pairs: list[str]) -> dict[str, str]:
+    """NAME=VALUE pairs as they are (a prompt's arguments are all strings)."""
+    return dict(_pair(pair) for pair in pairs)
+
+
+def _pair(pair: str) -> tuple[str, str]:
+    name, separator, value = pair.partition("=")
+    if not separator or not name:
+        raise UserError(f"argument {pair!r} is not NAME=VALUE", "Write it as --arg budget=50.")
+    return name, value
+
+
+def checked_url(url: str) -> str:
+    """`url` when a client can connect to it; what is wrong with it otherwise."""
+    import httpx
+
+    example = "e.g. --url http://127.0.0.1:8000/mcp"
+    try:
+        parts = urlsplit(url)
+        scheme, port = parts.scheme, parts.port
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise UserError(f"--url {url!r} is not a valid URL: {exc}", example) from None
+    if scheme not in ("http", "https"):
+        raise UserError(f"--url {url!r} is not an http:// or https:// URL", example)
+    if not parts.hostname:
+        raise UserError(f"--url {url!r} names no host", example)
+    if port == 0:
+        raise UserError(f"--url {url!r} names port 0, where nothing listens", example)
+    return url
+
+
+def result_files(path: Path, option: str = "--out", *, not_over: Path | None = None) -> tuple[Path, Path]:
+    """Where a job's JSON result and its CSV export go: `path`, and a `.csv` beside it.
+
+    Checked before the job runs, not after: a missing directory, a name that is the CSV
+    itself, or one that would overwrite the input (`not_over`) is said now.
+    """
+    if path.suffix.lower() == ".csv":
+        raise UserError(
+            f"{option} {path} names the JSON result, and the CSV export goes beside it",
+            f"Name the JSON file, e.g. {option} {path.with_suffix('.json')}",
+        )
+    files = (path, path.with_suffix(".csv"))
+    for file in files:
+        writable(file, option)
+        if not_over is not None and _same(file, not_over):
+            raise UserError(
+                f"{option} {path} would write {file} over the input",
+                f"Pick another name, e.g. {option} {path.with_name(path.stem + '.gifts.json')}",
+            )
+    return files
+
+
+def writable(path: Path, option: str) -> None:
+    """Whether a file can be written at `path`, said as a `UserError` when not."""
+    try:
+        if path.is_dir():
+            raise UserError(
+                f"{option} {path} is a directory", f"Name a file in it, e.g. {path / 'gifts.json'}"
+            )
+        folder = path.parent
+        if not folder.is_dir():
+            raise UserError(
+                f"{option} {path}: the directory {folder} does not exist",
+                f"Create it first: mkdir -p {folder}",
+            )
+        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise UserError(f"{option} {path} is not writable by you")
+    except OSError as exc:
+        raise UserError(f"{option} {path} cannot be written: {exc.strerror or exc}") from None
+
+
+def _same(one: Path, other: Path) -> bool:
+    try:
+        return one.resolve() == other.resolve()
+    except OSError:
+        return False
+
+
+def readable_file(path: Path) -> bytes:
+    """The bytes of an input file; a directory, a missing or unreadable file is said plainly."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path} does not exist", "Give the path of a CSV file.") from None
+    except IsADirectoryError:
+        raise UserError(f"{path} is a directory, not a CSV file", "Give the path of a CSV file.") from None
+    except PermissionError:
+        raise UserError(f"{path} cannot be read: permission denied") from None
+    except OSError as exc:
+        raise UserError(f"{path} cannot be read: {exc.strerror or exc}") from None

@@ -1,0 +1,357 @@
+"""`serve`, `worker` and `store prune`: the long-running processes, and their store.
+
+`serve` stays lean (no rich, no typer work beyond parsing) because its start-up time is
+what an MCP host waits for. It binds its port before it says it is serving, so a taken
+port, a port it may not use or an address this machine does not have is said at once,
+in a line, instead of a banner followed by uvicorn's traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import socket
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_duration
+from giftgenius.cli.problems import UserError
+
+if TYPE_CHECKING:
+    from herald.stores.location import Stores
+    from herald.transports.http import HttpConfig
+
+#: herald's default worker lease (`herald.runtime.runner.DEFAULT_LEASE_SECONDS`), repeated
+#: so that `--help` does not import herald; a test keeps the two equal.
+DEFAULT_LEASE_SECONDS = 15.0
+#: How long ended jobs are kept by default (`herald.runtime.runner.DEFAULT_RETENTION_SECONDS`).
+DEFAULT_RETENTION = "7d"
+#: Addresses that mean "every interface": a request then names this machine by a name
+#: the loopback-only Host check does not know.
+ALL_INTERFACES = ("0.0.0.0", "::", "")
+
+
+def serve(
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Serve one client on stdin/stdout instead of HTTP.")
+    ] = False,
+    host: Annotated[str, typer.Option(help="Interface to listen on (HTTP).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on (HTTP).")] = 8000,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="Where jobs and events are kept: sqlite:///relative.db, sqlite:////absolute.db, "
+            "a path ending in .db, redis://HOST:PORT/DB or memory. Default: a file in your data dir."
+        ),
+    ] = None,
+    max_message_bytes: Annotated[
+        int, typer.Option(min=1, help="Refuse messages larger than this.")
+    ] = DEFAULT_MAX_BYTES,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Also accept requests whose Host/Origin names this host (repeat it); loopback always."
+        ),
+    ] = None,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Let web pages from this origin call the server from a browser (CORS), e.g. "
+            "http://localhost:6274 for the MCP Inspector's web UI; repeat it. Off by default."
+        ),
+    ] = None,
+    session_ttl: Annotated[
+        float, typer.Option(min=1, help="Close HTTP sessions idle this many seconds.")
+    ] = 1800.0,
+    widget_domain: Annotated[
+        str | None,
+        typer.Option(
+            help="The origin hosts should give the widget's frame, e.g. https://gifts.example.com "
+            "(ChatGPT asks for one when an app is submitted)."
+        ),
+    ] = None,
+    max_running_jobs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Run at most this many jobs at once; later ones wait, pending, in order. "
+            "Default: twice the CPU cores.",
+        ),
+    ] = None,
+    job_lease: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds this server holds its jobs without renewing its lease. Another server on "
+            "the same store fails a killed server's jobs once its lease has lapsed.",
+        ),
+    ] = DEFAULT_LEASE_SECONDS,
+    retention: Annotated[
+        str,
+        typer.Option(
+            help="Forget ended jobs, with their events and results, this long after they ended "
+            "(e.g. 7d, 12h, 30m, 90s). An MCP task keeps its own ttl.",
+        ),
+    ] = DEFAULT_RETENTION,
+    no_worker: Annotated[
+        bool,
+        typer.Option(
+            "--no-worker",
+            help="Only serve: queue the jobs clients start, for `giftgenius worker` processes on "
+            "the same store to run.",
+        ),
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
+) -> None:
+    """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
+    retention_seconds = parse_duration(retention, "--retention")
+    if no_worker:
+        _require_shared_store(store, "--no-worker")
+    config = (
+        None if stdio else _http_config(max_message_bytes, allow_host or [], cors_origin or [], session_ttl)
+    )
+    stores = _open_stores(store, sessions=not stdio)
+    listening = None if stdio else bind(host, port)
+    from giftgenius.app import build_server
+
+    server = build_server(widget_domain=widget_domain)
+    server.use_job_store(stores.jobs)
+    server.max_running_jobs = max_running_jobs
+    server.job_lease_seconds = job_lease
+    server.job_retention_seconds = retention_seconds
+    server.takes_jobs = not no_worker
+    if listening is None or config is None:
+        from herald.transports.stdio import run_stdio
+
+        if not quiet:
+            print(
+                f"giftgenius: serving MCP on stdio (logs on stderr; jobs stored in {stores.where})",
+                file=sys.stderr,
+            )
+        run_stdio(server, max_message_bytes=max_message_bytes)
+        return
+    from herald.transports.http import run_http
+
+    url = f"http://{_shown_host(host)}:{port}/mcp"
+    if not quiet:
+        print(f"GiftGenius is serving MCP (Streamable HTTP) at {url}", file=sys.stderr)
+        print(f"  events are stored in {stores.where}", file=sys.stderr)
+        if no_worker:
+            print("  jobs are queued for `giftgenius worker` processes on that store", file=sys.stderr)
+        else:
+            print(f"  jobs run here, as worker {server.job_service().worker_id}", file=sys.stderr)
+        if host in ALL_INTERFACES:
+            print(
+                "  listening on every interface: clients that reach it by another name than localhost "
+                f"are refused (403) until you name it, e.g. --allow-host {socket.gethostname()} "
+                "or --allow-host with the address they use",
+                file=sys.stderr,
+            )
+        print(
+            f"  connect a client to {url}, e.g. npx @modelcontextprotocol/inspector",
+            file=sys.stderr,
+            flush=True,
+        )
+    run_http(server, config=config, log=stores.log, sessions=stores.sessions, sock=listening)
+
+
+def _http_config(
+    max_message_bytes: int, allow_host: list[str], cors_origin: list[str], session_ttl: float
+) -> HttpConfig:
+    """The HTTP settings, checked before anything is opened: a value herald refuses is said plainly."""
+    from herald.transports.http import HttpConfig
+
+    try:
+        return HttpConfig(
+            max_body_bytes=max_message_bytes,
+            allowed_hosts=HttpConfig().allowed_hosts | frozenset(allow_host),
+            cors_origins=frozenset(cors_origin),
+            session_ttl=session_ttl,
+        )
+    except ValueError as exc:  # the config's words name its fields; a person typed the flags
+        raise UserError(str(exc).replace("cors_origins", "--cors-origin")) from None
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on `host:port`, or a line saying why there cannot be one.
+
+    Bound as uvicorn binds one it is handed (IPv6 for an address with a colon, IPv4
+    otherwise), so `localhost` is 127.0.0.1, where the other commands look by default.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+        listening.listen(2048)
+    except socket.gaierror:
+        listening.close()
+        raise UserError(f"--host {host!r} is not an address or a name this machine can resolve") from None
+    except OSError as exc:
+        listening.close()
+        raise _bind_problem(host, port, exc) from None
+    return listening
+
+
+def _bind_problem(host: str, port: int, exc: OSError) -> UserError:
+    if exc.errno == errno.EADDRINUSE:
+        return UserError(f"port {port} is in use; pick another with --port")
+    if exc.errno == errno.EACCES:
+        return UserError(f"port {port} needs more privileges than you have; pick one above 1023 with --port")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return UserError(
+            f"--host {host} is not an address of this machine",
+            "Use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).",
+        )
+    return UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def _shown_host(host: str) -> str:
+    """The host as a client would type it in a URL: IPv6 in brackets, loopback for "everywhere"."""
+    if host in ALL_INTERFACES:
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def worker(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="The store the servers queue jobs in: a path ending in .db, sqlite:////absolute.db "
+            "or redis://HOST:PORT/DB. "
+            "Default: the file `serve` uses by default."
+        ),
+    ] = None,
+    max_running_jobs: Annotated[
+        int | None,
+        typer.Option(min=1, help="Run at most this many jobs at once. Default: twice the CPU cores."),
+    ] = None,
+    job_lease: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds this worker holds its jobs without renewing its lease; after that another "
+            "worker takes them over.",
+        ),
+    ] = DEFAULT_LEASE_SECONDS,
+    retention: Annotated[
+        str, typer.Option(help="Forget ended jobs this long after they ended (e.g. 7d, 12h).")
+    ] = DEFAULT_RETENTION,
+    quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
+) -> None:
+    """Run GiftGenius jobs that `serve` processes queue in a shared store, until stopped (Ctrl-C)."""
+    retention_seconds = parse_duration(retention, "--retention")
+    _require_shared_store(store, "worker")
+    from giftgenius.app import build_server
+
+    stores = _open_stores(store, sessions=False)
+    server = build_server()
+    server.use_job_store(stores.jobs)
+    server.max_running_jobs = max_running_jobs
+    server.job_lease_seconds = job_lease
+    server.job_retention_seconds = retention_seconds
+    if not quiet:
+        worker_id = server.job_service().worker_id
+        print(
+            f"giftgenius worker {worker_id}: running the jobs queued in {stores.where} (Ctrl-C stops)",
+            file=sys.stderr,
+            flush=True,
+        )
+    from herald.worker import run_worker
+
+    run_worker(server)  # it closes the job store
+    asyncio.run(_close(stores, jobs=False))
+
+
+def _require_shared_store(store: str | None, what: str) -> None:
+    """A worker and a serve-only replica meet in a store both can open; memory is no such place."""
+    if store == "memory":
+        raise typer.BadParameter(
+            f"{what} needs a store that other processes share: --store PATH.db or "
+            "--store redis://HOST:PORT/DB",
+            param_hint="--store",
+        )
+
+
+def _require_existing_file(store: str | None) -> None:
+    """Pruning a SQLite file that is not there would create an empty store, and forget nothing."""
+    from herald.stores.location import default_store_path, sqlite_path
+
+    if store is None or store == "memory" or store.startswith(("redis://", "rediss://")):
+        path = default_store_path("giftgenius") if store is None else None
+    else:
+        try:
+            path = sqlite_path(store)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--store") from None
+    if path is not None and not path.is_file():
+        raise UserError(f"there is no store at {path}", "Name the file a server was started with (--store).")
+
+
+store_app = typer.Typer(no_args_is_help=True, help="Look after the store where jobs and events are kept.")
+
+
+@store_app.command("prune")
+def store_prune(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="The store: a path ending in .db (or sqlite:///…). Default: the file `serve` uses."
+        ),
+    ] = None,
+    retention: Annotated[
+        str, typer.Option(help="Forget jobs that ended longer ago than this (e.g. 7d, 12h, 30m).")
+    ] = DEFAULT_RETENTION,
+) -> None:
+    """Forget jobs that ended longer ago than the retention, with their events and results.
+
+    A running server does this by itself every hour; this is for a store no server is
+    running on, or to free room at once.
+    """
+    seconds = parse_duration(retention, "--retention")
+    _require_existing_file(store)
+    stores = _open_stores(store, sessions=False)
+
+    async def prune() -> list[str]:
+        try:
+            return await stores.jobs.prune(time.time(), seconds)
+        finally:
+            await _close(stores)
+
+    gone = asyncio.run(prune())
+    print(f"forgot {len(gone)} job(s) that ended more than {retention} ago ({stores.where})")
+
+
+async def _close(stores: Stores, *, jobs: bool = True) -> None:
+    if jobs:
+        await stores.jobs.aclose()
+    await stores.log.aclose()
+    if stores.sessions is not None:
+        await stores.sessions.aclose()
+
+
+def _open_stores(store: str | None, *, sessions: bool = True) -> Stores:
+    """The stores `--store` names; a URL herald cannot use, or a Redis that does not answer,
+    is said plainly instead of ending in a traceback at start-up."""
+    from herald.stores.errors import StoreError
+    from herald.stores.location import open_stores
+
+    try:
+        opened = open_stores(store, app_name="giftgenius", sessions=sessions)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--store") from None
+    except (StoreError, OSError) as exc:
+        raise typer.BadParameter(f"cannot open the store {store}: {exc}", param_hint="--store") from None
+    if store is not None and store.startswith(("redis://", "rediss://")):
+        import redis
+
+        try:
+            redis.Redis.from_url(store, socket_connect_timeout=5).ping()
+        except redis.RedisError as exc:
+            raise typer.BadParameter(
+                f"cannot reach Redis at {opened.where}: {exc}", param_hint="--store"
+            ) from None
+    return opened

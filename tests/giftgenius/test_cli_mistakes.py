@@ -1,0 +1,317 @@
+"""Every mistake a person makes on the command line is said in a line or two, with exit status 2.
+
+Each case runs the real command as a subprocess, some against a real server, and checks
+the status, the words that say what to do, and that no traceback reached the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from herald.testing import free_port
+from tests.giftgenius.commands import GIFTGENIUS, WIDE, run
+from tests.servers import ServedProcess, giftgenius_http
+
+PEOPLE = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\n"
+
+
+def said(done: subprocess.CompletedProcess[str]) -> str:
+    """What the command printed, with rich's boxes and line breaks flattened."""
+    text = (done.stdout + done.stderr).replace("│", " ").replace("╭", " ").replace("╰", " ")
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[ServedProcess]:
+    with giftgenius_http("memory") as server:
+        yield server
+
+
+@pytest.fixture
+def people(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    path.write_text(PEOPLE)
+    return path
+
+
+def check(done: subprocess.CompletedProcess[str], *words: str, status: int = 2) -> None:
+    text = said(done)
+    assert done.returncode == status, text
+    for word in words:
+        assert word in text, text
+    assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_a_negative_budget_is_refused_before_any_work(people: Path) -> None:
+    check(run("bulk", str(people), "--budget", "-5"), "--budget", "0.01")
+
+
+def test_a_directory_is_not_a_csv(tmp_path: Path) -> None:
+    check(run("bulk", "."), "is a directory, not a CSV file")
+
+
+def test_a_missing_csv_is_named(tmp_path: Path) -> None:
+    check(run("bulk", str(tmp_path / "nobody.csv")), "nobody.csv does not exist")
+
+
+def test_a_binary_file_is_refused_as_not_csv(tmp_path: Path) -> None:
+    image = tmp_path / "photo.csv"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    check(run("bulk", str(image)), "photo.csv", "not a CSV")
+
+
+def test_an_out_path_in_a_missing_directory_is_refused_before_the_job(people: Path, tmp_path: Path) -> None:
+    # Nothing listens at the URL: the check must come before any connection is tried.
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    done = run("bulk", str(people), "--url", url, "--out", str(tmp_path / "nodir" / "x.json"))
+    check(done, "nodir does not exist", "mkdir -p")
+    assert "cannot reach" not in said(done)
+
+
+def test_an_out_path_that_is_a_directory_is_refused(people: Path, tmp_path: Path) -> None:
+    check(run("bulk", str(people), "--out", str(tmp_path)), "is a directory", "Name a file in it")
+
+
+def test_an_empty_occasion_is_refused(people: Path) -> None:
+    check(run("bulk", str(people), "--occasion", " "), "--occasion is empty")
+
+
+def test_max_message_bytes_with_url_is_explained(people: Path, served: ServedProcess) -> None:
+    check(
+        run("bulk", str(people), "--url", served.url, "--max-message-bytes", "9"),
+        "the server at --url has its own",
+    )
+
+
+def test_a_url_with_the_wrong_path_says_where_mcp_is(served: ServedProcess) -> None:
+    wrong = served.url.removesuffix("mcp")
+    done = run("call", "suggest_gifts", "--url", wrong)
+    check(done, f"{wrong} did not answer as an MCP endpoint", "HTTP 404", "/mcp")
+
+
+def test_a_url_nobody_listens_on_names_it() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    check(run("read", "giftgenius://catalog", "--url", url), f"cannot reach an MCP server at {url}")
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("127.0.0.1:8000/mcp", "is not an http:// or https:// URL"),
+        ("http://127.0.0.1:80000/mcp", "is not a valid URL"),
+        ("http:///mcp", "names no host"),
+        ("http://[::1/mcp", "is not a valid URL"),
+    ],
+)
+def test_a_malformed_url_is_refused(url: str, words: str) -> None:
+    check(run("prompt", "gift_congrats_style", "--url", url), words)
+
+
+def test_an_unknown_tool_lists_the_tools(served: ServedProcess) -> None:
+    check(run("call", "nope", "--url", served.url), "unknown tool 'nope'", "suggest_gifts")
+
+
+def test_an_argument_without_a_value_is_explained() -> None:
+    check(run("call", "suggest_gifts", "--arg", "budget"), "'budget' is not NAME=VALUE")
+
+
+def test_an_unknown_resource_lists_the_resources(served: ServedProcess) -> None:
+    check(
+        run("read", "giftgenius://nope", "--url", served.url),
+        "cannot read giftgenius://nope",
+        "giftgenius://catalog",
+    )
+
+
+def test_a_prompt_without_its_required_arguments_names_them(served: ServedProcess) -> None:
+    done = run("prompt", "gift_congrats_style", "--url", served.url, "--arg", "recipient_name=Ana")
+    check(done, "needs occasion", "--arg occasion=")
+
+
+def test_a_prompt_argument_it_does_not_take_is_named(served: ServedProcess) -> None:
+    done = run(
+        "prompt",
+        "gift_congrats_style",
+        "--url",
+        served.url,
+        "-a",
+        "recipient_name=A",
+        "-a",
+        "occasion=x",
+        "-a",
+        "mood=y",
+    )
+    check(done, "takes no mood", "recipient_name, occasion, tone")
+
+
+def test_an_unknown_prompt_lists_the_prompts(served: ServedProcess) -> None:
+    check(run("prompt", "nope", "--url", served.url), "unknown prompt 'nope'", "gift_congrats_style")
+
+
+@pytest.mark.parametrize("command", ["status", "watch", "result"])
+def test_an_unknown_job_id_is_said(command: str, served: ServedProcess, tmp_path: Path) -> None:
+    done = run("job", command, "no-such-job", "--url", served.url, cwd=tmp_path)
+    check(done, "knows no job 'no-such-job'")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_misspelt_option_gets_a_usage_error(people: Path) -> None:
+    check(run("bulk", str(people), "--budgte", "5"), "No such option")
+
+
+def test_a_misspelt_command_gets_a_usage_error() -> None:
+    check(run("serv"), "No such command")
+
+
+def test_a_store_that_is_not_one_is_refused() -> None:
+    check(run("serve", "--store", "bogus", "--quiet"), "unknown store 'bogus'", "sqlite:////absolute/path.db")
+
+
+@pytest.mark.parametrize("port", ["0", "80000", "-1"])
+def test_a_port_out_of_range_is_refused(port: str) -> None:
+    check(run("serve", "--port", port, "--store", "memory", "--quiet"), "Invalid value for '--port'")
+
+
+def test_a_taken_port_is_said_without_a_banner() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run("serve", "--port", str(port), "--store", "memory")
+    check(done, f"port {port} is in use; pick another with --port")
+    assert "is serving" not in done.stderr
+
+
+def test_a_host_this_machine_does_not_have_is_said() -> None:
+    check(
+        run("serve", "--host", "192.0.2.1", "--port", str(free_port()), "--store", "memory"),
+        "is not an address of this machine",
+    )
+
+
+def test_a_host_that_does_not_resolve_is_said() -> None:
+    check(
+        run("serve", "--host", "no-such-host.invalid", "--store", "memory"), "--host 'no-such-host.invalid'"
+    )
+
+
+def test_a_cors_wildcard_is_refused() -> None:
+    done = run("serve", "--cors-origin", "*", "--store", "memory", "--port", str(free_port()))
+    check(done, "--cors-origin cannot be '*'")
+
+
+def test_a_worker_on_a_memory_store_is_refused() -> None:
+    check(run("worker", "--store", "memory"), "needs a store that other processes share")
+
+
+def test_a_duration_that_is_not_one_is_refused() -> None:
+    check(run("serve", "--retention", "a week", "--store", "memory"), "is not a duration")
+
+
+def test_an_out_path_that_names_the_csv_export_is_refused(people: Path) -> None:
+    check(run("bulk", str(people), "--out", str(people.with_name("gifts.csv"))), "names the JSON result")
+
+
+def test_an_out_path_that_would_overwrite_the_input_is_refused(people: Path) -> None:
+    # people.json's CSV export would be people.csv, the input itself.
+    done = run("bulk", str(people), "--out", str(people.with_suffix(".json")))
+    check(done, "over the input")
+    assert people.read_text() == PEOPLE
+
+
+def test_a_store_that_is_a_directory_is_refused(tmp_path: Path) -> None:
+    check(run("serve", "--store", str(tmp_path), "--quiet", "--port", str(free_port())), "is a directory")
+
+
+def test_pruning_a_store_that_is_not_there_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    check(run("store", "prune", "--store", str(missing)), f"there is no store at {missing}")
+    assert not missing.exists()
+
+
+class _NotMcp(BaseHTTPRequestHandler):
+    """What answers at some URLs: an OAuth gate, a JSON API, a web page in Windows-1252."""
+
+    replies: ClassVar[dict[str, tuple[int, str, bytes]]] = {
+        "/gate": (401, "application/json", b'{"error": "invalid_token"}'),
+        "/api": (200, "application/json", b'{"ok": true}'),
+        "/list": (200, "application/json", b"[1, 2]"),
+        "/page": (200, "text/html", "<p>Caf\u00e9</p>".encode("cp1252")),
+    }
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        status, kind, body = self.replies.get(self.path, (404, "text/plain", b"Not Found"))
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def not_mcp() -> Iterator[str]:
+    site = ThreadingHTTPServer(("127.0.0.1", 0), _NotMcp)
+    thread = threading.Thread(target=site.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{site.server_address[1]}"
+    finally:
+        site.shutdown()
+        thread.join()
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        ("/gate", "HTTP 401"),
+        ("/api", "not a JSON-RPC message"),
+        ("/list", "not a JSON-RPC message"),
+        ("/page", "Caf"),
+        ("/missing", "HTTP 404"),
+    ],
+)
+def test_a_server_that_does_not_speak_mcp_is_said(path: str, words: str, not_mcp: str) -> None:
+    url = not_mcp + path
+    check(
+        run("call", "suggest_gifts", "--url", url, "--show-wire"),
+        f"{url} did not answer as an MCP endpoint",
+        words,
+    )
+
+
+def test_ctrl_c_in_the_terminal_cancels_a_job_of_the_private_server(tmp_path: Path) -> None:
+    """Ctrl-C signals the whole foreground group; the private server must outlive it to be asked."""
+    from tests.giftgenius.test_bulk_job import employees
+
+    people = tmp_path / "people.csv"
+    people.write_text(employees(30_000))
+    bulk = subprocess.Popen(
+        [*GIFTGENIUS, "bulk", str(people)],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group, as a terminal's foreground job has
+        env=WIDE,
+    )
+    assert bulk.stderr is not None
+    for line in bulk.stderr:
+        if " started" in line:
+            break
+    os.killpg(bulk.pid, signal.SIGINT)
+    rest = bulk.stderr.read()
+    assert bulk.wait(timeout=60) == 130, rest
+    assert "Cancelled." in rest
+    assert "Traceback" not in rest
