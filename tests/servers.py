@@ -29,16 +29,17 @@ class ServedProcess:
 
 @contextlib.contextmanager
 def giftgenius_http(
-    store: str, *options: str, port: int | None = None, kill: bool = False
+    store: str, *options: str, port: int | None = None, kill: bool = False, stderr: int | None = None
 ) -> Iterator[ServedProcess]:
     """Serve GiftGenius over HTTP with `store` (`sqlite:///PATH` or `memory`) until the block ends.
 
     The process is stopped and awaited whatever happened: terminated (a clean shutdown), or
-    killed with `kill=True`, as a crash would end it.
+    killed with `kill=True`, as a crash would end it. `stderr=subprocess.PIPE` keeps what it
+    says there for the test to read.
     """
     port = free_port() if port is None else port
     argv = [sys.executable, "-m", "giftgenius", "serve", "--quiet", "--port", str(port), "--store", store]
-    process = subprocess.Popen([*argv, *options], cwd=REPO)
+    process = subprocess.Popen([*argv, *options], cwd=REPO, stderr=stderr)
     try:
         wait_until_listening(port, process)
         yield ServedProcess(port, process)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
 from typing import Any
 
 import httpx
@@ -182,7 +183,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_loses_nothing() -> N
 
 async def test_sigterm_stops_a_server_whose_streams_stay_open() -> None:
     """Open event streams never end by themselves; shutdown must not wait for them forever."""
-    with giftgenius_http("memory") as served:
+    with giftgenius_http("memory", stderr=subprocess.PIPE) as served:
         async with httpx.AsyncClient(timeout=10) as client:
             initialize = {
                 "jsonrpc": "2.0",
@@ -206,6 +207,10 @@ async def test_sigterm_stops_a_server_whose_streams_stay_open() -> None:
                 code = await asyncio.to_thread(served.process.wait, 20)
     # uvicorn re-raises the signal it handled once it has shut down, so the status names it.
     assert code in (0, -signal.SIGTERM)
+    assert served.process.stderr is not None
+    said = served.process.stderr.read().decode()
+    assert "timeout graceful shutdown exceeded" in said  # the stream was cut, and that is said
+    assert "Traceback" not in said  # but not as a crash
 
 
 async def test_a_long_session_keeps_only_its_recent_finished_streams(running: Running) -> None:

@@ -403,15 +403,18 @@ class _Screen:
             self.bar.update(self.task, completed=100, description="done", eta="0s")
 
     def retrying(self, attempt: int, lost: Exception) -> None:
-        if attempt == 1:
-            self.console.print(
-                f"connection lost to {self.where}, retrying… ({lost})", highlight=False, markup=False
-            )
+        _say_lost(self.console, self.where, attempt, lost)
         self.bar.update(self.task, description=f"connection lost, retrying… ({attempt})")
 
     def reconnected(self) -> None:
         self.console.print(f"reconnected to {self.where}", highlight=False, markup=False)
         self.bar.update(self.task, description=self.stage)
+
+
+def _say_lost(console: Console, where: str, attempt: int, lost: Exception) -> None:
+    """The first failed attempt of an outage is said in a line; a bar, where there is one, counts the rest."""
+    if attempt == 1:
+        console.print(f"connection lost to {where}, retrying… ({lost})", highlight=False, markup=False)
 
 
 def _plain(text: str) -> str:
@@ -457,12 +460,17 @@ async def write_result(
 
     uris = (result_uri, result_uri.replace("result.json", "result.csv"))
     contents: list[str] = []
+    name = where.url or SPAWNED
+    client.on_retry = lambda attempt, lost: _say_lost(console, name, attempt, lost)
+    client.on_reconnected = lambda: console.print(f"reconnected to {name}", highlight=False, markup=False)
     try:
         for uri in uris:
             document = await client.request_again("resources/read", {"uri": uri})
             contents.append(document["contents"][0]["text"])
     except ConnectionLost as lost:
         raise where.gave_up(str(lost)) from None
+    finally:
+        client.on_retry = client.on_reconnected = None
     for path, content in zip(files, contents, strict=True):
         try:
             path.write_text(content, encoding="utf-8")

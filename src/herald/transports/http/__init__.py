@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import socket
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -21,6 +24,9 @@ from herald.transports.http.endpoint import MCPEndpoint
 from herald.transports.http.page import FrontDoor
 from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
+
+if TYPE_CHECKING:
+    import uvicorn
 
 __all__ = ["HttpConfig", "create_app", "run_http"]
 
@@ -133,7 +139,27 @@ def run_http(
         timeout_graceful_shutdown=grace,
     )
     served = uvicorn.Server(settings)
+    logging.getLogger("uvicorn.error").addFilter(_StreamsEndedAtShutdown(served))
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
         served.run(sockets=[sock] if sock is not None else None)
     if not served.started:
         raise SystemExit(3)  # start-up failed (the lifespan, say): uvicorn has logged why
+
+
+class _StreamsEndedAtShutdown(logging.Filter):
+    """Drops uvicorn's traceback for a stream it cancelled at shutdown, which is how it should end.
+
+    An event stream never ends by itself, so once `shutdown_timeout` has passed uvicorn
+    cancels it, says so in a line, and then logs the cancellation as "Exception in ASGI
+    application" with a traceback: a person who pressed Ctrl-C with a client connected
+    would see a crash where there was none. Only that record, and only while the server
+    is stopping, is dropped.
+    """
+
+    def __init__(self, server: uvicorn.Server) -> None:
+        super().__init__()
+        self._server = server
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (self._server.should_exit and isinstance(error, asyncio.CancelledError))
