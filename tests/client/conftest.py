@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,8 @@ class HttpServer:
 
     database: Path
     port: int = field(default_factory=free_port)
+    #: Wraps the app in something between it and the client (a gateway, say).
+    wrap: Callable[[Any], Any] = lambda app: app
     server: Server | None = None
     app: Any = None
     _uvicorn: uvicorn.Server | None = None
@@ -104,7 +106,7 @@ class HttpServer:
         self.server = build_server(self.database)
         self.app = create_app(self.server, HttpConfig(keepalive_interval=0.2))
         config = uvicorn.Config(
-            self.app,
+            self.wrap(self.app),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import orjson
 import pytest
@@ -210,16 +211,21 @@ async def poll_with_sdk(url: str, seen: Followed) -> bool:
         return False  # the replica went away mid-request
 
 
-#: What the SDK makes of a non-JSON error status (here, the balancer's 502 for a dead
-#: backend), and of a request whose connection closed under it.
+#: What the SDK makes of a non-JSON error status (the balancer's 502 for a dead backend, or
+#: its 503 while no backend passes its health check), and of a request whose connection
+#: closed under it.
 LOST_REQUEST_ERRORS = {"Server returned an error response", "Connection closed"}
 
 
 def _lost_with_the_replica(error: BaseException) -> bool:
-    """A request the killed replica took with it: the connection dropped, or the balancer said so."""
+    """A request the killed replica took with it: the connection dropped, or the balancer said so.
+
+    `anyio.ClosedResourceError` is the SDK's own request task delivering such an error after
+    the failed request already closed the client's streams (seen with a 503 to `initialize`).
+    """
     if isinstance(error, BaseExceptionGroup):
         return False  # look inside
-    return isinstance(error, httpx2.TransportError) or (
+    return isinstance(error, httpx2.TransportError | anyio.ClosedResourceError) or (
         isinstance(error, MCPError) and error.message in LOST_REQUEST_ERRORS
     )
 

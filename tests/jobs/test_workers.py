@@ -21,6 +21,7 @@ import pytest
 from herald import Server
 from herald.jobs.store import JobStore
 from herald.runtime import JobContext
+from herald.stores.memory import MemoryJobStore
 from herald.stores.redis import RedisJobStore
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import InMemoryClient, connect
@@ -190,3 +191,22 @@ async def test_a_queued_job_a_stopped_worker_was_handed_is_taken_over_by_another
                 "the job ran once, on the worker that took it over"
             )
             assert await store().read_queue("anyone", ["count"], 10) == []
+
+
+async def test_a_worker_never_takes_over_its_own_running_job() -> None:
+    """Its own lease looks lapsed (the renewal was written late, or its loop was held up), yet
+    the worker asking is alive: recovery leaves its running job alone, which runs once."""
+    ran: list[str] = []
+    now = [0.0]
+    store = MemoryJobStore(clock=lambda: now[0])
+    worker = gift_server(store, takes_jobs=True, ran=ran, lease=15.0)
+    async with started(worker), connect(worker) as client:
+        job_id = (await client.call_tool("stuck", {}))["structuredContent"]["jobId"]
+        await job_events(client, job_id, "progress")
+        now[0] += 60  # past every lease, this worker's own included
+        assert [job.job_id for job in await store.orphaned()] == [job_id], "the store alone calls it orphaned"
+        assert await worker.job_runner().recover() == []
+        job = await store.get(job_id)
+        assert job is not None
+        assert (job.status, job.stage, job.sequence) == ("running", "waiting", 3)
+    assert ran == [worker.job_service().worker_id]

@@ -425,10 +425,10 @@ def test_teardown_stops_polling(host: HostPage) -> None:
     # The bound only keeps a stuck job from hanging the run: under coverage the server is
     # traced and 40,000 rows can take well over 30 s.
     deadline = torn_down_at + 180
-    while (status := host.server.job_status(job_id)["status"]) not in TERMINAL:
+    while (ended := host.server.job_status(job_id))["status"] not in TERMINAL:
         assert time.monotonic() < deadline, "the job did not end"
         time.sleep(0.2)
-    assert status == "completed"
+    assert ended["status"] == "completed", ended.get("error")
     quiet_for = time.monotonic() - torn_down_at
     assert quiet_for > 1.5, f"too short a wait to tell ({quiet_for:.1f} s)"
     assert len(polls(host)) == polled

@@ -45,10 +45,17 @@ __all__ = ["HttpClient", "SessionLost", "connect_http"]
 ACCEPT: Final = "application/json, text/event-stream"
 #: Connect and write limits; reads are unbounded on streams (they idle between events by design).
 TIMEOUT: Final = httpx.Timeout(30.0, read=None)
+#: Statuses a gateway answers, with a page of its own, when no server is behind it (a
+#: balancer while replicas restart). A JSON-RPC error with one of them is the server's own.
+GATEWAY_UNAVAILABLE: Final = frozenset({502, 503, 504})
 
 
 class SessionLost(ConnectionLost):
     """The server does not know this session (it expired, or the server restarted)."""
+
+
+class NotJsonRpc(ServerError):
+    """What answered is not an MCP server: a page or JSON of some other kind (its HTTP status is the code)."""
 
 
 class HttpClient(Client):
@@ -162,7 +169,14 @@ class HttpClient(Client):
                     return reply, response.headers
                 body = await response.aread()
                 self._wire("receive", body)
-                return _reply(body, response.status_code), response.headers
+                try:
+                    return _reply(body, response.status_code), response.headers
+                except NotJsonRpc as error:
+                    if response.status_code in GATEWAY_UNAVAILABLE:
+                        # A proxy with no live server behind it: the server is away, as
+                        # when a connection is refused, and a retry may find one.
+                        raise ConnectionLost(f"HTTP {response.status_code}: {error.message}") from error
+                    raise
         except httpx.TransportError as exc:
             raise ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
 
@@ -275,9 +289,7 @@ def _reply(body: bytes, status: int, *, streamed: bool = False) -> JSONObject:
     ):
         return decoded
     text = body.decode(errors="replace").strip()
-    raise ServerError(
-        {"code": status, "message": f"not a JSON-RPC message: {text[:300]}"}, http_status=status
-    )
+    raise NotJsonRpc({"code": status, "message": f"not a JSON-RPC message: {text[:300]}"}, http_status=status)
 
 
 def _result(reply: JSONObject) -> JSONObject:

@@ -526,6 +526,10 @@ class JobRunner:
         for job in await self.service.store.orphaned():
             if job.worker is None and job.status == "pending" and not self._closing:
                 continue  # queued, not orphaned: `take_queued` starts it when a slot is free
+            if job.worker == self.service.worker_id:
+                # Its lease looks lapsed (a renewal written late under load), but the
+                # worker asking is alive: its job runs here already and must not run twice.
+                continue
             found = None if self._closing else self.functions.get(job.tool)
             if found is not None and (found.resumable or job.status == "pending"):
                 if not await self._claim(job, found):
