@@ -33,7 +33,17 @@ ALLOWED = {
         "herald.stores",
         "herald.jobs",
         "herald.transports",
+        "herald.wire",
     },
+    # The message log: its format, writer, reader and HTTP recorder. Below the transports,
+    # which write it for `--message-log`; it knows JSON-RPC framing (SSE) and nothing more.
+    "herald.wire": {"herald.protocol"},
+    # The linter reads logs and checks them with the protocol's own rules and the job machine.
+    "herald.lint": {"herald.wire", "herald.protocol", "herald.jobs"},
+    # The recorders: proxies built from the transports' pipes and framing, writing `herald.wire`.
+    "herald.record": {"herald.wire", "herald.transports", "herald.protocol"},
+    # The `herald` command sits on top of everything it runs.
+    "herald.cli": {"herald.record", "herald.lint", "herald.wire", "herald.transports", "herald.protocol"},
     # The job runtime runs job functions: jobs below it, the store's one error, and the
     # protocol error a job refused at shutdown answers with. Never the server.
     "herald.runtime": {"herald.runtime", "herald.jobs", "herald.stores", "herald.protocol"},
@@ -95,6 +105,9 @@ def test_layers_point_down(package: str) -> None:
         "herald.runtime",
         "herald.stores",
         "herald.testing",
+        "herald.wire",
+        "herald.lint",
+        "herald.record",
     ],
 )
 def test_all_is_curated(module_name: str) -> None:

@@ -7,7 +7,6 @@ up front is: URLs, output paths, input files, durations and `NAME=VALUE` argumen
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,6 +15,7 @@ import orjson
 import typer
 
 from giftgenius.cli.problems import UserError
+from herald.cli.checks import writable
 
 #: Units a duration on the command line may end with, in seconds.
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -113,25 +113,6 @@ def result_files(path: Path, option: str = "--out", *, not_over: Path | None = N
                 f"Pick another name, e.g. {option} {path.with_name(path.stem + '.gifts.json')}",
             )
     return files
-
-
-def writable(path: Path, option: str) -> None:
-    """Whether a file can be written at `path`, said as a `UserError` when not."""
-    try:
-        if path.is_dir():
-            raise UserError(
-                f"{option} {path} is a directory", f"Name a file in it, e.g. {path / 'gifts.json'}"
-            )
-        folder = path.parent
-        if not folder.is_dir():
-            raise UserError(
-                f"{option} {path}: the directory {folder} does not exist",
-                f"Create it first: mkdir -p {folder}",
-            )
-        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-            raise UserError(f"{option} {path} is not writable by you")
-    except OSError as exc:
-        raise UserError(f"{option} {path} cannot be written: {exc.strerror or exc}") from None
 
 
 def _same(one: Path, other: Path) -> bool:

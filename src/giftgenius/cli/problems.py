@@ -8,30 +8,14 @@ the job id), because it is read later, in a scrollback, without the command besi
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
+
+from herald.cli.checks import USAGE_ERROR, UserError
 
 if TYPE_CHECKING:
     from herald.client import ServerError
 
-#: The status of a usage error, as click and typer give it for a misspelt option.
-USAGE_ERROR = 2
-
-
-class UserError(Exception):
-    """A mistake to explain, not a bug: `main` prints it and exits with `exit_code`."""
-
-    def __init__(self, message: str, hint: str | None = None, *, exit_code: int = USAGE_ERROR) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.exit_code = exit_code
-
-    def show(self) -> None:
-        """`error: …` and, on the next line, what to do about it; on stderr, never markup."""
-        print(f"error: {self.message}", file=sys.stderr)
-        if self.hint:
-            print(f"  {self.hint}", file=sys.stderr)
+__all__ = ["USAGE_ERROR", "UserError", "not_mcp", "refused", "unreachable"]
 
 
 def unreachable(url: str, why: str) -> UserError:

@@ -9,29 +9,28 @@ in a line, instead of a banner followed by uvicorn's traceback.
 from __future__ import annotations
 
 import asyncio
-import errno
 import socket
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_duration
 from giftgenius.cli.problems import UserError
+from herald.cli.checks import ALL_INTERFACES, bind, shown_host, writable
 
 if TYPE_CHECKING:
     from herald.stores.location import Stores
     from herald.transports.http import HttpConfig
+    from herald.wire.writer import MessageLog
 
 #: herald's default worker lease (`herald.runtime.runner.DEFAULT_LEASE_SECONDS`), repeated
 #: so that `--help` does not import herald; a test keeps the two equal.
 DEFAULT_LEASE_SECONDS = 15.0
 #: How long ended jobs are kept by default (`herald.runtime.runner.DEFAULT_RETENTION_SECONDS`).
 DEFAULT_RETENTION = "7d"
-#: Addresses that mean "every interface": a request then names this machine by a name
-#: the loopback-only Host check does not know.
-ALL_INTERFACES = ("0.0.0.0", "::", "")
 
 
 def serve(
@@ -104,10 +103,20 @@ def serve(
             "the same store to run.",
         ),
     ] = False,
+    message_log: Annotated[
+        Path | None,
+        typer.Option(
+            "--message-log",
+            help="Record every message in and out to this file (JSON Lines, appended), "
+            "for `herald lint` and `herald log view`.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
     retention_seconds = parse_duration(retention, "--retention")
+    if message_log is not None:
+        writable(message_log, "--message-log")
     if no_worker:
         _require_shared_store(store, "--no-worker")
     config = (
@@ -131,11 +140,11 @@ def serve(
                 f"giftgenius: serving MCP on stdio (logs on stderr; jobs stored in {stores.where})",
                 file=sys.stderr,
             )
-        run_stdio(server, max_message_bytes=max_message_bytes)
+        run_stdio(server, max_message_bytes=max_message_bytes, message_log=_open_log(message_log))
         return
     from herald.transports.http import run_http
 
-    url = f"http://{_shown_host(host)}:{port}/mcp"
+    url = f"http://{shown_host(host)}:{port}/mcp"
     if not quiet:
         print(f"GiftGenius is serving MCP (Streamable HTTP) at {url}", file=sys.stderr)
         print(f"  events are stored in {stores.where}", file=sys.stderr)
@@ -150,12 +159,27 @@ def serve(
                 "or --allow-host with the address they use",
                 file=sys.stderr,
             )
+        if message_log is not None:
+            print(f"  messages are recorded to {message_log.resolve()}", file=sys.stderr)
         print(
             f"  connect a client to {url}, e.g. npx @modelcontextprotocol/inspector",
             file=sys.stderr,
             flush=True,
         )
-    run_http(server, config=config, log=stores.log, sessions=stores.sessions, sock=listening)
+    run_http(
+        server,
+        config=config,
+        log=stores.log,
+        sessions=stores.sessions,
+        sock=listening,
+        message_log=_open_log(message_log),
+    )
+
+
+def _open_log(path: Path | None) -> MessageLog | None:
+    from herald.wire.writer import MessageLog
+
+    return MessageLog.open(path) if path is not None else None
 
 
 def _http_config(
@@ -173,47 +197,6 @@ def _http_config(
         )
     except ValueError as exc:  # the config's words name its fields; a person typed the flags
         raise UserError(str(exc).replace("cors_origins", "--cors-origin")) from None
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on `host:port`, or a line saying why there cannot be one.
-
-    Bound as uvicorn binds one it is handed (IPv6 for an address with a colon, IPv4
-    otherwise), so `localhost` is 127.0.0.1, where the other commands look by default.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind((host, port))
-        listening.listen(2048)
-    except socket.gaierror:
-        listening.close()
-        raise UserError(f"--host {host!r} is not an address or a name this machine can resolve") from None
-    except OSError as exc:
-        listening.close()
-        raise _bind_problem(host, port, exc) from None
-    return listening
-
-
-def _bind_problem(host: str, port: int, exc: OSError) -> UserError:
-    if exc.errno == errno.EADDRINUSE:
-        return UserError(f"port {port} is in use; pick another with --port")
-    if exc.errno == errno.EACCES:
-        return UserError(f"port {port} needs more privileges than you have; pick one above 1023 with --port")
-    if exc.errno == errno.EADDRNOTAVAIL:
-        return UserError(
-            f"--host {host} is not an address of this machine",
-            "Use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).",
-        )
-    return UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-
-
-def _shown_host(host: str) -> str:
-    """The host as a client would type it in a URL: IPv6 in brackets, loopback for "everywhere"."""
-    if host in ALL_INTERFACES:
-        return "127.0.0.1"
-    return f"[{host}]" if ":" in host else host
 
 
 def worker(

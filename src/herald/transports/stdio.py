@@ -14,10 +14,9 @@ import contextlib
 import gc
 import logging
 import os
+import secrets
 import signal
-import stat
 import sys
-import threading
 from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
@@ -32,12 +31,14 @@ from herald.protocol.codec import (
 from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.transports.lines import LineSplitter
+from herald.transports.pipes import open_reader, open_writer, write_all
+from herald.wire.format import Sender, recorder_name
+from herald.wire.writer import Flushing, MessageLog
 
 #: Queued bytes that are written at once, without waiting for the loop's next turn.
 FLUSH_BYTES = 64 * 1024
 #: Above this many bytes in the pipe transport's buffer, producers (progress, logs) wait.
 HIGH_WATER = 256 * 1024
-READ_CHUNK = 256 * 1024
 
 
 class StdoutOutbox:
@@ -55,15 +56,25 @@ class StdoutOutbox:
     short the JSON, so a list of 800 pending notifications held over 3 MiB.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, writer: asyncio.StreamWriter | None, fd: int):
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        writer: asyncio.StreamWriter | None,
+        fd: int,
+        on_sent: Callable[[bytes], None] | None = None,
+    ):
         self._loop = loop
         self._writer = writer
         self._fd = fd
         self._pending = bytearray()
         self._scheduled = False
+        self._on_sent = on_sent
 
     def send(self, message: Outgoing) -> None:
-        self._pending += encode(message)
+        data = encode(message)
+        if self._on_sent is not None:
+            self._on_sent(data)
+        self._pending += data
         self._pending += b"\n"
         if not self._scheduled:
             self._scheduled = True
@@ -78,7 +89,7 @@ class StdoutOutbox:
         if self._writer is not None:
             self._writer.write(data)
         else:
-            _write_all(self._fd, data)
+            write_all(self._fd, data)
 
     async def drain(self) -> None:
         if len(self._pending) >= FLUSH_BYTES:
@@ -99,51 +110,62 @@ async def serve_stdio(
     stdin: IO[bytes] | None = None,
     stdout: IO[bytes] | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    message_log: MessageLog | None = None,
 ) -> None:
-    """Serve one client on stdin/stdout until EOF or a termination signal."""
+    """Serve one client on stdin/stdout until EOF or a termination signal.
+
+    With `message_log`, every line in and out is recorded as it passes (`herald.wire`).
+    """
+    async with Flushing(message_log):
+        await _serve(
+            server, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, max_message_bytes, message_log
+        )
+
+
+async def _serve(
+    server: Server,
+    stdin: IO[bytes],
+    stdout: IO[bytes],
+    max_message_bytes: int,
+    message_log: MessageLog | None,
+) -> None:
     loop = asyncio.get_running_loop()
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    outbox = StdoutOutbox(loop, await _open_writer(loop, stdout), stdout.fileno())
+    recorder = _Recorder(message_log, server) if message_log is not None else None
+    outbox = StdoutOutbox(
+        loop,
+        await open_writer(loop, stdout),
+        stdout.fileno(),
+        recorder.sent if recorder is not None else None,
+    )
     connection = Connection(server, outbox, max_message_bytes=max_message_bytes)
 
     def oversize(size: int, head: bytes, tail: bytes) -> None:
+        if recorder is not None:
+            recorder.oversize(size, head, max_message_bytes)
         error = too_large(size, max_message_bytes, head, tail)
         outbox.send(error_response(error_id(error), error))
 
+    receive = connection.receive_data if recorder is None else recorder.receiving(connection.receive_data)
     await server.start_jobs()
-    splitter = LineSplitter(max_message_bytes, connection.receive_data, oversize)
+    splitter = LineSplitter(max_message_bytes, receive, oversize)
     eof = loop.create_future()
     stop = _install_signal_handlers(loop, eof)
     closer: Callable[[], None] | None = None
     try:
         async with connection:  # its requests' tasks live inside this block
-            closer = await _open_reader(loop, stdin, splitter, eof)
+            closer = await open_reader(loop, stdin, _ReadProtocol(splitter, eof))
             cancelled = await eof
+            if recorder is not None:
+                recorder.ended("client", "signal" if cancelled else "eof")
             await connection.aclose(cancel=bool(cancelled))
         await server.stop_jobs()
         await outbox.aclose()
+        if recorder is not None:
+            recorder.ended("server", "exit")
     finally:
         if closer is not None:
             closer()
         stop()
-
-
-def _is_pipe(stream: IO[bytes]) -> bool:
-    """Whether the loop can watch `stream`: a pipe or a socket, which is what a client gives us.
-
-    Anything else is read and written directly: regular files cannot be watched, and
-    uvloop aborts the process on a character device such as `/dev/null`.
-    """
-    mode = os.fstat(stream.fileno()).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-async def _open_writer(loop: asyncio.AbstractEventLoop, stream: IO[bytes]) -> asyncio.StreamWriter | None:
-    if not _is_pipe(stream):
-        return None  # written to directly: writes to files and devices do not wait on a reader
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
-    return asyncio.StreamWriter(transport, protocol, None, loop)
 
 
 class _ReadProtocol(asyncio.Protocol):
@@ -167,25 +189,6 @@ class _ReadProtocol(asyncio.Protocol):
             self._eof.set_result(False)
 
 
-async def _open_reader(
-    loop: asyncio.AbstractEventLoop, stream: IO[bytes], splitter: LineSplitter, eof: asyncio.Future[bool]
-) -> Any:
-    protocol = _ReadProtocol(splitter, eof)
-    if _is_pipe(stream):
-        transport, _ = await loop.connect_read_pipe(lambda: protocol, stream)
-        return transport.close
-    # A file (`server < requests.jsonl`) or a device cannot be watched by the loop: read it in a thread.
-    fd = stream.fileno()
-
-    def pump() -> None:
-        while chunk := os.read(fd, READ_CHUNK):
-            loop.call_soon_threadsafe(protocol.data_received, chunk)
-        loop.call_soon_threadsafe(protocol.eof_received)
-
-    threading.Thread(target=pump, name="herald-stdin", daemon=True).start()
-    return lambda: None
-
-
 def _install_signal_handlers(loop: asyncio.AbstractEventLoop, eof: asyncio.Future[bool]) -> Any:
     def terminate() -> None:
         if not eof.done():
@@ -204,14 +207,42 @@ def _install_signal_handlers(loop: asyncio.AbstractEventLoop, eof: asyncio.Futur
     return remove
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+class _Recorder:
+    """Writes what crosses this connection to a message log, as one stdio connection."""
+
+    def __init__(self, log: MessageLog, server: Server) -> None:
+        self.log = log
+        self.session = f"stdio-{secrets.token_hex(6)}"
+        log.start(
+            "stdio",
+            recorder_name(),
+            f"{server.name} (its own --message-log)",
+            session=self.session,
+        )
+
+    def receiving(self, receive: Callable[[bytes], None]) -> Callable[[bytes], None]:
+        def recorded(line: bytes) -> None:
+            self.log.message("client", "stdio", line, session=self.session)
+            receive(line)
+
+        return recorded
+
+    def sent(self, data: bytes) -> None:
+        self.log.message("server", "stdio", data, session=self.session)
+
+    def oversize(self, size: int, head: bytes, limit: int) -> None:
+        self.log.oversize("client", "stdio", head, size, limit, session=self.session)
+
+    def ended(self, sender: Sender, reason: str) -> None:
+        self.log.end(sender, "stdio", reason, session=self.session)
 
 
-def run_stdio(server: Server, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+def run_stdio(
+    server: Server,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    message_log: MessageLog | None = None,
+) -> None:
     """Blocking entry point: serve on the process's stdin/stdout, logs on stderr."""
     if not logging.getLogger().handlers:
         logging.basicConfig(
@@ -224,7 +255,11 @@ def run_stdio(server: Server, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BY
     # (No collect first: imports leave no garbage, and a full pass costs ~20 ms of start-up.)
     gc.freeze()
     try:
-        run_event_loop(serve_stdio(server, stdout=protocol_out, max_message_bytes=max_message_bytes))
+        run_event_loop(
+            serve_stdio(
+                server, stdout=protocol_out, max_message_bytes=max_message_bytes, message_log=message_log
+            )
+        )
     finally:
         protocol_out.close()
 

@@ -24,6 +24,9 @@ from herald.transports.http.endpoint import MCPEndpoint
 from herald.transports.http.page import FrontDoor
 from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
+from herald.wire.asgi import RecordingMiddleware
+from herald.wire.format import recorder_name
+from herald.wire.writer import Flushing, MessageLog
 
 if TYPE_CHECKING:
     import uvicorn
@@ -36,8 +39,12 @@ def create_app(
     config: HttpConfig | None = None,
     log: EventLog | None = None,
     sessions: SessionStore | None = None,
+    message_log: MessageLog | None = None,
 ) -> Starlette:
     """The ASGI app serving `server` at `config.path`; add routes of your own as with any Starlette app.
+
+    With `message_log`, every HTTP exchange is recorded as it passes (`herald.wire`); the
+    app closes the log when it stops.
 
     Replicas that share `log` and `sessions` (and the server's job store) serve each
     other's handshake-era sessions: a load balancer may send any request to any of them.
@@ -60,6 +67,10 @@ def create_app(
         await server.start_jobs()
         try:
             async with contextlib.AsyncExitStack() as stack:
+                if message_log is not None:
+                    message_log.start("http", recorder_name(), f"{server.name} (its own --message-log)")
+                    stack.callback(message_log.close)
+                    await stack.enter_async_context(Flushing(message_log))
                 await stack.enter_async_context(registry)  # every session, the expiry sweep
                 if sessions is not None:
                     await stack.enter_async_context(ReplicaRelay(server, sessions, registry).running())
@@ -70,7 +81,10 @@ def create_app(
 
     app = Starlette(
         routes=[Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])],
-        middleware=[_cors(config)],
+        middleware=[
+            *([Middleware(RecordingMiddleware, log=message_log)] if message_log is not None else []),
+            _cors(config),
+        ],
         lifespan=lifespan,
     )
     # Consulted only where no route matches, so a route of your own at `/` comes first.
@@ -115,6 +129,7 @@ def run_http(
     log: EventLog | None = None,
     sessions: SessionStore | None = None,
     sock: socket.socket | None = None,
+    message_log: MessageLog | None = None,
 ) -> None:
     """Serve until interrupted, on uvloop and httptools where installed.
 
@@ -125,7 +140,7 @@ def run_http(
 
     import uvicorn
 
-    app = create_app(server, config, log, sessions)
+    app = create_app(server, config, log, sessions, message_log)
     gc.freeze()  # everything loaded so far lives as long as the process
     # Open event streams never end by themselves: without a bound, SIGTERM would wait for them.
     grace = (config or HttpConfig()).shutdown_timeout

@@ -1,0 +1,43 @@
+"""`herald lint`: check a message log against the rules of MCP, JSON-RPC and herald's job events.
+
+    from herald.lint import lint_file
+    findings = []
+    records = lint_file("session.jsonl", findings.append)
+
+A log is read once, front to back, in memory that does not grow with its length
+(`herald.lint.engine` says how). Each `Finding` names its rule (`RULES`), the line of
+the log, what is wrong, and the message it is wrong in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+
+from herald.lint.engine import Linter
+from herald.lint.findings import Finding
+from herald.lint.rules import RULES, Rule, UnknownRule, select
+
+__all__ = ["Finding", "Linter", "RULES", "Rule", "UnknownRule", "lint_file", "lint_lines", "select"]
+
+
+def lint_lines(
+    lines: Iterable[bytes], on_finding: Callable[[Finding], None], rules: frozenset[str] = frozenset(RULES)
+) -> int:
+    """Lint the log's lines in order; returns how many records were read. Blank lines are skipped."""
+    linter = Linter(on_finding, rules)
+    for number, line in enumerate(lines, 1):
+        if not line.isspace():
+            linter.feed(line, number)
+    linter.finish()
+    return linter.records
+
+
+def lint_file(
+    path: str | os.PathLike[str],
+    on_finding: Callable[[Finding], None],
+    rules: frozenset[str] = frozenset(RULES),
+) -> int:
+    """Lint the log at `path`; returns how many records were read."""
+    with open(path, "rb") as log:
+        return lint_lines(log, on_finding, rules)

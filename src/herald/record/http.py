@@ -1,0 +1,153 @@
+"""`herald record --upstream URL --port P`: a Streamable HTTP proxy with a recorder in it.
+
+The client talks to the proxy as it would to the server: every request goes upstream
+with its method, path, query, headers and body unchanged, and the answer comes back
+with its status and headers, its body passed on chunk by chunk as it arrives, so an
+SSE stream stays live and `Last-Event-ID`, `Mcp-Session-Id` and `MCP-Protocol-Version`
+pass through both ways. What differs is only what HTTP requires of a proxy: hop-by-hop
+headers stay on their hop, the Host header names the upstream, and answers are asked
+for without compression (so what is recorded is what the client reads). A client that
+leaves closes its upstream request; an upstream that cannot be reached is answered with
+502 and a line saying so. The recording itself is `herald.wire.asgi.RecordingMiddleware`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import MutableMapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import httpx
+
+from herald.wire.asgi import Receive, RecordingMiddleware, Scope, Send
+from herald.wire.format import recorder_name
+from herald.wire.writer import Flushing, MessageLog
+
+#: Headers of one hop (RFC 9110 §7.6.1), and those the proxy sets itself.
+HOP_BY_HOP: Final = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_NOT_FORWARDED: Final = HOP_BY_HOP | {"host", "accept-encoding", "content-length"}
+#: Connecting upstream may take this long; reading never times out (event streams idle by design).
+TIMEOUT: Final = httpx.Timeout(30.0, read=None)
+
+
+class Upstream:
+    """The ASGI app that passes each request on to the server at `origin` (scheme://host:port)."""
+
+    def __init__(self, origin: str, http: httpx.AsyncClient | None = None) -> None:
+        self.origin = origin.rstrip("/")
+        self._http = http or httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client left before its request was whole
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        path = scope.get("raw_path") or scope["path"].encode()
+        query = scope.get("query_string", b"")
+        url = self.origin + path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+        headers = [
+            (name, value)
+            for name, value in scope["headers"]
+            if name.decode("latin-1").lower() not in _NOT_FORWARDED
+        ]
+        request = self._http.build_request(scope["method"], url, headers=headers, content=bytes(body))
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.TransportError as failed:
+            await _unreachable(send, self.origin, failed)
+            return
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                relay = tasks.create_task(_relay(response, send))
+                watcher = tasks.create_task(_client_leaves(receive))
+                watcher.add_done_callback(lambda _: relay.cancel())
+                relay.add_done_callback(lambda _: watcher.cancel())
+        except* (httpx.TransportError, OSError):
+            pass  # the upstream or the client went away mid-answer: the stream just ends
+        finally:
+            await response.aclose()
+
+
+async def _relay(response: httpx.Response, send: Send) -> None:
+    headers = [
+        (name.encode("latin-1"), value.encode("latin-1"))
+        for name, value in response.headers.multi_items()
+        if name.lower() not in HOP_BY_HOP
+    ]
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    async for chunk in response.aiter_raw():
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _client_leaves(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _unreachable(send: Send, origin: str, failed: Exception) -> None:
+    text = (
+        f"herald record: the upstream server {origin} cannot be reached ({type(failed).__name__}: {failed})\n"
+    )
+    body = text.encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 502, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class RecordingProxy:
+    """The whole proxy as one ASGI app: the recorder around `Upstream`, with a lifespan that
+    starts the log and closes it (and the upstream client) when the server stops."""
+
+    def __init__(self, upstream_url: str, log: MessageLog) -> None:
+        self.upstream_url = upstream_url
+        self.log = log
+        self.upstream = Upstream(origin_of(upstream_url))
+        self.recorded = RecordingMiddleware(self.upstream, log)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            await self.recorded(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message: MutableMapping[str, Any] = await receive()
+        assert message["type"] == "lifespan.startup"
+        self.log.start("http", recorder_name(), self.upstream_url)
+        async with Flushing(self.log):
+            await send({"type": "lifespan.startup.complete"})
+            message = await receive()
+        with contextlib.suppress(Exception):
+            await self.upstream.aclose()
+        self.log.close()
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+def origin_of(url: str) -> str:
+    """scheme://host[:port] of `url`, which must be an http(s) URL; ValueError otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{url!r} is not an http:// or https:// URL")
+    return f"{parts.scheme}://{parts.netloc}"

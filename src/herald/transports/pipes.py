@@ -1,0 +1,62 @@
+"""The standard streams as the event loop can use them: pipes watched by the loop, anything else
+read in a thread and written directly.
+
+A client gives a stdio server pipes (or sockets). A person may give it a file
+(`server < requests.jsonl`) or a device: regular files cannot be watched by the loop, and
+uvloop aborts the process on a character device such as `/dev/null`. Shared by the
+stdio transport and the stdio recorder (`herald record -- CMD`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import threading
+from collections.abc import Callable
+from typing import IO, Final
+
+READ_CHUNK: Final = 256 * 1024
+
+
+def is_pipe(stream: IO[bytes]) -> bool:
+    """Whether the loop can watch `stream`: a pipe or a socket."""
+    mode = os.fstat(stream.fileno()).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def open_writer(loop: asyncio.AbstractEventLoop, stream: IO[bytes]) -> asyncio.StreamWriter | None:
+    """A writer for a pipe; None for anything else, which is written with `write_all`."""
+    if not is_pipe(stream):
+        return None  # written to directly: writes to files and devices do not wait on a reader
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
+    return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+async def open_reader(
+    loop: asyncio.AbstractEventLoop, stream: IO[bytes], protocol: asyncio.Protocol
+) -> Callable[[], None]:
+    """Feed what `stream` delivers to `protocol` (`data_received`, then `eof_received`).
+
+    Returns what stops the reading: a pipe's transport is closed; a thread reading a file
+    or a device ends at its end of file.
+    """
+    if is_pipe(stream):
+        transport, _ = await loop.connect_read_pipe(lambda: protocol, stream)
+        return transport.close
+    fd = stream.fileno()
+
+    def pump() -> None:
+        while chunk := os.read(fd, READ_CHUNK):
+            loop.call_soon_threadsafe(protocol.data_received, chunk)
+        loop.call_soon_threadsafe(protocol.eof_received)
+
+    threading.Thread(target=pump, name="herald-stdin", daemon=True).start()
+    return lambda: None
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
