@@ -166,8 +166,9 @@ def lint(
     list_rules: Annotated[bool, typer.Option("--list-rules", help="List the rules and exit.")] = False,
 ) -> None:
     """Check a message log against MCP's rules: pairing, handshake, capabilities, schemas, jobs."""
-    from herald.lint import RULES, UnknownRule, lint_lines, select
+    from herald.lint import UnknownRule, lint_lines, select
     from herald.lint.report import JsonReport, Report, SarifReport, TextReport
+    from herald.lint.rules import RULES
 
     if list_rules:
         for known in RULES.values():

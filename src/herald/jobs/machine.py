@@ -13,7 +13,7 @@ the job as it was, so the mistake is caught where it is made, never on the wire.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 
@@ -105,7 +105,7 @@ def apply(
             raise IllegalTransition(f"progress must be a percentage from 0 to 100, not {percentage!r}")
         if percentage < state.percentage:
             raise IllegalTransition(f"progress cannot go back from {state.percentage}% to {percentage}%")
-        return outcome, replace(state, percentage=percentage, stage=stage or state.stage)
+        return outcome, JobState(state.status, percentage, stage or state.stage)
     if event is JobInput.COMPLETE:
-        return outcome, replace(state, status=status, percentage=100.0)
-    return outcome, replace(state, status=status)
+        return outcome, JobState(status, 100.0, state.stage)
+    return outcome, JobState(status, state.percentage, state.stage)

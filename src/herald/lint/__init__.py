@@ -5,8 +5,8 @@
     records = lint_file("session.jsonl", findings.append)
 
 A log is read once, front to back, in memory that does not grow with its length
-(`herald.lint.engine` says how). Each `Finding` names its rule (`RULES`), the line of
-the log, what is wrong, and the message it is wrong in.
+(`herald.lint.engine` says how). Each `Finding` names its rule, the line of
+the log, what is wrong, and the message it is wrong in; `herald.lint.rules.RULES` lists them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from herald.lint.engine import Linter
 from herald.lint.findings import Finding
 from herald.lint.rules import RULES, Rule, UnknownRule, select
 
-__all__ = ["Finding", "Linter", "RULES", "Rule", "UnknownRule", "lint_file", "lint_lines", "select"]
+__all__ = ["Finding", "Linter", "Rule", "UnknownRule", "lint_file", "lint_lines", "select"]
 
 
 def lint_lines(

@@ -3,8 +3,9 @@
 
 A conversation is where ids are paired and the handshake is followed: its era and
 version as the log shows them, the capabilities each side declared, the requests in
-flight in each direction, the progress tokens they gave, and bounded memories of what
-already happened (ids used, requests answered or cancelled, SSE event ids).
+flight in each direction and the progress tokens they gave. What already happened (ids
+used, requests answered or cancelled, SSE event ids) is kept in one `Memory` for the
+whole log, bounded however many conversations there are.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any, Final
 
 from herald.lint.bounded import Recent
 
-#: How many ids, answers and event ids a conversation remembers (see `Recent`).
-MEMORY: Final = 65_536
+#: How many ids, answers and event ids the whole log's conversations remember (see `Recent`).
+MEMORY: Final = 4096
+#: Requests in flight one conversation keeps track of (more are forgotten, oldest first).
+IN_FLIGHT: Final = 4096
 
 Key = tuple[str, Any]  # (the requester, the request id)
 
@@ -52,6 +55,8 @@ class Pending:
 @dataclass(slots=True)
 class Conversation:
     name: str
+    #: Unique in the log: the key of this conversation's entries in `Memory`.
+    number: int
     #: Whether the log shows its beginning (so "initialize came first" can be judged).
     from_start: bool = False
     era: Era | None = None
@@ -59,16 +64,37 @@ class Conversation:
     phase: Phase = Phase.NEW
     client_capabilities: dict[str, Any] | None = None
     server_capabilities: dict[str, Any] | None = None
-    pending: dict[Key, Pending] = field(default_factory=dict)
-    used: Recent[Key, None] = field(default_factory=lambda: Recent(MEMORY))
-    answered: Recent[Key, None] = field(default_factory=lambda: Recent(MEMORY))
-    cancelled: Recent[Key, None] = field(default_factory=lambda: Recent(MEMORY))
+    #: Requests in flight, by (requester, id).
+    pending: Recent[Key, Pending] = field(default_factory=lambda: Recent(IN_FLIGHT))
     #: progress token -> (the request's key, the last progress value)
-    tokens: dict[Any, list[Any]] = field(default_factory=dict)
-    ended_tokens: Recent[Any, None] = field(default_factory=lambda: Recent(MEMORY))
-    #: SSE event id -> hash of the message it carried
-    event_ids: Recent[str, int] = field(default_factory=lambda: Recent(MEMORY))
+    tokens: Recent[Any, list[Any]] = field(default_factory=lambda: Recent(IN_FLIGHT))
     #: GET streams of this session: stream -> whether it resumed (Last-Event-ID)
-    get_streams: dict[str, bool] = field(default_factory=dict)
+    get_streams: Recent[str, bool] = field(default_factory=lambda: Recent(64))
     #: Whether `initialize-not-first` was said already.
     said_not_first: bool = False
+    #: Methods found within the declared capabilities once the handshake was done.
+    allowed: set[str] = field(default_factory=set)
+
+
+class Memory:
+    """What every conversation remembers of its past, kept in one bounded place for the whole log.
+
+    Keys start with the conversation's number, so conversations never see each other's
+    entries, and the memory is the same size however many conversations the log holds.
+    """
+
+    __slots__ = ("answered", "cancelled", "ended_tokens", "event_ids", "used")
+
+    def __init__(self, capacity: int = MEMORY) -> None:
+        #: (conversation, requester, id) of requests sent, and of those answered or cancelled.
+        self.used: Recent[tuple[int, str, Any], None] = Recent(capacity)
+        self.answered: Recent[tuple[int, str, Any], None] = Recent(capacity)
+        self.cancelled: Recent[tuple[int, str, Any], None] = Recent(capacity)
+        #: (conversation, token) of progress tokens whose request was answered.
+        self.ended_tokens: Recent[tuple[int, Any], None] = Recent(capacity)
+        #: (conversation, SSE event id) -> hash of the message it carried.
+        self.event_ids: Recent[tuple[int, str], int] = Recent(capacity)
+
+    def trim(self) -> None:
+        for memory in (self.used, self.answered, self.cancelled, self.ended_tokens, self.event_ids):
+            memory.trim()

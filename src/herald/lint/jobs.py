@@ -21,8 +21,8 @@ from herald.lint.bounded import Recent
 
 PREFIX: Final = "notifications/job/"
 #: Jobs followed at once, jobs remembered as ended, and event ids remembered.
-JOBS_FOLLOWED: Final = 100_000
-EVENTS_REMEMBERED: Final = 262_144
+JOBS_FOLLOWED: Final = 16_384
+EVENTS_REMEMBERED: Final = 4096
 
 _INPUTS: Final = {
     "started": JobInput.START,
@@ -46,6 +46,10 @@ class JobEventRules:
         self._jobs: Recent[str, JobState] = Recent(JOBS_FOLLOWED)
         self._ended: Recent[str, str] = Recent(JOBS_FOLLOWED)
         self._seen: Recent[str, int] = Recent(EVENTS_REMEMBERED)
+
+    def trim(self) -> None:
+        for memory in (self._jobs, self._ended, self._seen):
+            memory.trim()
 
     def check(self, method: str, params: Any, report: Report) -> None:
         kind = method[len(PREFIX) :]

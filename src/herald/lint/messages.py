@@ -32,18 +32,17 @@ CLIENT_CAPABILITY: Final[dict[str, Path]] = {
     "roots/list": ("roots",),
 }
 
-#: The capability a notification needs of its sender.
-NOTIFICATION_CAPABILITY: Final[dict[str, Path]] = {
-    "notifications/message": ("logging",),
-    "notifications/resources/updated": ("resources", "subscribe"),
-    "notifications/roots/list_changed": ("roots", "listChanged"),
-}
+_UNDECLARED: Final = "capabilities/undeclared"
+_LIST_CHANGED: Final = "capabilities/list-changed-undeclared"
 
-#: A server's list_changed notifications and the capability each needs.
-LIST_CHANGED: Final[dict[str, Path]] = {
-    "notifications/tools/list_changed": ("tools", "listChanged"),
-    "notifications/resources/list_changed": ("resources", "listChanged"),
-    "notifications/prompts/list_changed": ("prompts", "listChanged"),
+#: A notification -> (the rule it breaks without it, the capability it needs of its sender).
+NOTIFICATION_NEEDS: Final[dict[str, tuple[str, Path]]] = {
+    "notifications/message": (_UNDECLARED, ("logging",)),
+    "notifications/resources/updated": (_UNDECLARED, ("resources", "subscribe")),
+    "notifications/roots/list_changed": (_UNDECLARED, ("roots", "listChanged")),
+    "notifications/tools/list_changed": (_LIST_CHANGED, ("tools", "listChanged")),
+    "notifications/resources/list_changed": (_LIST_CHANGED, ("resources", "listChanged")),
+    "notifications/prompts/list_changed": (_LIST_CHANGED, ("prompts", "listChanged")),
 }
 
 STANDARD_NOTIFICATIONS: Final = frozenset(

@@ -53,7 +53,10 @@ def steps(lines: Iterable[bytes]) -> Iterator[Step]:
         stream, session = record.stream, record.session
         if stream is not None and session is not None:
             sessions[stream] = session
-        conversation = session or (sessions.get(stream, stream) if stream else None) or "stdio"
+        if session is None and stream is None:
+            conversation = "stdio" if record.fields.get("transport") == "stdio" else ""
+        else:
+            conversation = session or sessions.get(stream or "", stream or "")
         for kind, text, pair in _describe(record):
             latency = None
             if pair is not None:
@@ -78,7 +81,8 @@ def _describe(record: Record) -> Iterator[tuple[str, str, tuple[str, Any, str] |
     elif record.kind == "unparsed":
         yield "unparsed", f"not JSON ({record.fields.get('parseError')})", None
     elif record.kind == "http":
-        yield "http", _http(record.fields.get("http") or {}, record.stream), None
+        http = record.fields.get("http")
+        yield "http", _http(http if isinstance(http, dict) else {}, record.stream), None
     elif record.kind == "end":
         yield "end", f"{record.stream or 'connection'} ended: {record.fields.get('reason')}", None
     elif record.kind == "start":
@@ -133,8 +137,10 @@ def _http(http: dict[str, Any], stream: str | None) -> str:
     if "status" in http:
         body = f" {_short(http['body'], 60)}" if http.get("body") else ""
         return f"{stream}: HTTP {http['status']}{body}"
-    headers = http.get("headers") or {}
-    resume = f" Last-Event-ID {headers['last-event-id']}" if "last-event-id" in headers else ""
+    headers = http.get("headers")
+    resume = ""
+    if isinstance(headers, dict) and "last-event-id" in headers:
+        resume = f" Last-Event-ID {headers['last-event-id']}"
     return f"{stream}: {http.get('method')} {http.get('path')}{resume}"
 
 
