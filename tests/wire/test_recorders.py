@@ -20,7 +20,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from herald.client import connect_http
 from herald.lint import Finding, lint_file
 from tests.client.conftest import GATES, HttpServer, gate
 from tests.servers import REPO
@@ -59,57 +58,63 @@ def lint_clean(log: Path) -> None:
 
 
 async def test_an_event_stream_passes_as_it_is_written(upstream: HttpServer, tmp_path: Path) -> None:
+    """The job reports 25 % and then waits: that event must reach the client while it waits."""
     log = tmp_path / "wire.jsonl"
     with recorded_http(log, upstream.url) as url:
-        async with asyncio.timeout(LIMIT), connect_http(url) as client:
-            job_id = (await client.call_tool("gated", {"name": "held"}))["structuredContent"]["jobId"]
-            events = client.job_events(job_id)
-            seen = [await anext(events) for _ in range(3)]  # created, started, 25 %
-            assert [event.kind for event in seen] == ["created", "started", "progress"]
-            assert not gate("held").is_set(), (
-                "the job is held: these events came while its stream stayed open"
+        async with httpx.AsyncClient(timeout=LIMIT) as http, asyncio.timeout(LIMIT):
+            headers, stream_headers = await _session(http, url)
+            heard: list[str] = []
+            opened = asyncio.Event()
+            listening = asyncio.ensure_future(
+                _event_ids(http, url, stream_headers, heard, until="job.completed", opened=opened)
             )
+            await opened.wait()  # the stream is attached upstream: the job's events will come on it
+            await _start_gated(http, url, headers, "held")
+            while not heard:  # noqa: ASYNC110  # the reader appends as events arrive
+                await asyncio.sleep(0.01)
+            assert not gate("held").is_set(), "the event came while its job was held and its stream open"
             gate("held").set()
-            rest = [event.kind async for event in events]
-            assert rest[-1] == "completed"
+            assert len(await listening) >= 3
     streamed = [
         record["message"]["params"]
         for record in valid_records(log)
         if record.get("stream", "").startswith("get-") and "eventId" in record
     ]
-    progress = [event["percentage"] for event in streamed if event["type"] == "job.progress"]
-    assert progress[:1] == [25], "the event sent while the job was held is in the log of its stream"
+    assert [event.get("percentage") for event in streamed if event["type"] == "job.progress"][:1] == [25]
     lint_clean(log)
+
+
+async def _session(http: httpx.AsyncClient, url: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Initialize a session: the headers of its POSTs, and of its GET stream."""
+    opened = await http.post(url, json=INIT, headers=POST_HEADERS)
+    session = opened.headers["mcp-session-id"]
+    headers = POST_HEADERS | {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    stream = {"accept": "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    return headers, stream
+
+
+async def _start_gated(http: httpx.AsyncClient, url: str, headers: dict[str, str], name: str) -> None:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "gated", "arguments": {"name": name}},
+    }
+    assert (await http.post(url, json=call, headers=headers)).status_code == 200
 
 
 async def test_last_event_id_resumes_through_the_recorder(upstream: HttpServer, tmp_path: Path) -> None:
     log = tmp_path / "wire.jsonl"
     with recorded_http(log, upstream.url) as url:
         async with httpx.AsyncClient(timeout=LIMIT) as http, asyncio.timeout(LIMIT):
-            opened = await http.post(url, json=INIT, headers=POST_HEADERS)
-            session = opened.headers["mcp-session-id"]
-            headers = POST_HEADERS | {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
-            await http.post(
-                url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
-            )
-            stream_headers = {
-                "accept": "text/event-stream",
-                "mcp-session-id": session,
-                "mcp-protocol-version": "2025-11-25",
-            }
-            heard: list[str] = []
+            headers, stream_headers = await _session(http, url)
+            opened = asyncio.Event()
             listening = asyncio.ensure_future(
-                _event_ids(http, url, stream_headers, heard, until="job.completed")
+                _event_ids(http, url, stream_headers, [], until="job.completed", opened=opened)
             )
-            call = {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "gated", "arguments": {"name": "resume"}},
-            }
-            assert (await http.post(url, json=call, headers=headers)).status_code == 200
-            while not heard:  # noqa: ASYNC110  # the reader appends as events arrive
-                await asyncio.sleep(0.01)
+            await opened.wait()
+            await _start_gated(http, url, headers, "resume")
             gate("resume").set()
             first = await listening
             assert len(first) >= 3
@@ -123,11 +128,19 @@ async def test_last_event_id_resumes_through_the_recorder(upstream: HttpServer, 
 
 
 async def _event_ids(
-    http: httpx.AsyncClient, url: str, headers: dict[str, str], ids: list[str], *, until: str
+    http: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    ids: list[str],
+    *,
+    until: str,
+    opened: asyncio.Event | None = None,
 ) -> list[str]:
     """The ids of the job events a GET stream brings, appended to `ids`, up to one of type `until`."""
     async with http.stream("GET", url, headers=headers) as response:
         assert response.status_code == 200
+        if opened is not None:
+            opened.set()
         event_id = None
         async for line in response.aiter_lines():
             if line.startswith("id:"):

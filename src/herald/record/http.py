@@ -9,6 +9,10 @@ headers stay on their hop, the Host header names the upstream, and answers are a
 for without compression (so what is recorded is what the client reads). A client that
 leaves closes its upstream request; an upstream that cannot be reached is answered with
 502 and a line saying so. The recording itself is `herald.wire.asgi.RecordingMiddleware`.
+
+The upstream side is aiohttp's client: a proxy puts its own client's cost on every
+request, and httpx spent milliseconds a request here, which quadrupled a local
+server's latency and cut its concurrent throughput twentyfold (bench/record_overhead.py).
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ from collections.abc import MutableMapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
+from yarl import URL
 
 from herald.wire.asgi import Receive, RecordingMiddleware, Scope, Send
 from herald.wire.format import recorder_name
 from herald.wire.writer import Flushing, MessageLog
 
-#: Headers of one hop (RFC 9110 §7.6.1), and those the proxy sets itself.
+#: Headers of one hop (RFC 9110 §7.6.1).
 HOP_BY_HOP: Final = frozenset(
     {
         "connection",
@@ -40,19 +45,34 @@ HOP_BY_HOP: Final = frozenset(
     }
 )
 _NOT_FORWARDED: Final = HOP_BY_HOP | {"host", "accept-encoding", "content-length"}
+#: What aiohttp would add on its own: a transparent proxy sends only what its client sent.
+_NOT_ADDED: Final = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
 #: Connecting upstream may take this long; reading never times out (event streams idle by design).
-TIMEOUT: Final = httpx.Timeout(30.0, read=None)
+TIMEOUT: Final = aiohttp.ClientTimeout(total=None, connect=30.0, sock_read=None)
 
 
 class Upstream:
     """The ASGI app that passes each request on to the server at `origin` (scheme://host:port)."""
 
-    def __init__(self, origin: str, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, origin: str) -> None:
         self.origin = origin.rstrip("/")
-        self._http = http or httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False)
+        self._http: aiohttp.ClientSession | None = None
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._http is not None:
+            await self._http.close()
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._http is None:  # made in the serving loop, on first use
+            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=30)
+            self._http = aiohttp.ClientSession(
+                connector=connector,
+                timeout=TIMEOUT,
+                auto_decompress=False,
+                skip_auto_headers=_NOT_ADDED,
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+        return self._http
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = bytearray()
@@ -65,16 +85,21 @@ class Upstream:
                 break
         path = scope.get("raw_path") or scope["path"].encode()
         query = scope.get("query_string", b"")
-        url = self.origin + path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+        url = URL(
+            self.origin + path.decode("latin-1") + ("?" + query.decode("latin-1") if query else ""),
+            encoded=True,
+        )
         headers = [
-            (name, value)
+            (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in scope["headers"]
             if name.decode("latin-1").lower() not in _NOT_FORWARDED
         ]
-        request = self._http.build_request(scope["method"], url, headers=headers, content=bytes(body))
+        headers.append(("Accept-Encoding", "identity"))
         try:
-            response = await self._http.send(request, stream=True)
-        except httpx.TransportError as failed:
+            response = await self._client().request(
+                scope["method"], url, headers=headers, data=bytes(body), allow_redirects=False
+            )
+        except (aiohttp.ClientError, OSError) as failed:
             await _unreachable(send, self.origin, failed)
             return
         try:
@@ -83,20 +108,23 @@ class Upstream:
                 watcher = tasks.create_task(_client_leaves(receive))
                 watcher.add_done_callback(lambda _: relay.cancel())
                 relay.add_done_callback(lambda _: watcher.cancel())
-        except* (httpx.TransportError, OSError):
+        except* (aiohttp.ClientError, OSError):
             pass  # the upstream or the client went away mid-answer: the stream just ends
         finally:
-            await response.aclose()
+            if response.content.at_eof():
+                response.release()  # whole: the connection goes back to the pool
+            else:
+                response.close()  # cut short: the upstream must see its request end
 
 
-async def _relay(response: httpx.Response, send: Send) -> None:
+async def _relay(response: aiohttp.ClientResponse, send: Send) -> None:
     headers = [
-        (name.encode("latin-1"), value.encode("latin-1"))
-        for name, value in response.headers.multi_items()
-        if name.lower() not in HOP_BY_HOP
+        (name, value)
+        for name, value in response.raw_headers
+        if name.decode("latin-1").lower() not in HOP_BY_HOP
     ]
-    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-    async for chunk in response.aiter_raw():
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    async for chunk in response.content.iter_any():
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -38,7 +38,7 @@ class ServerDidNotStart(Exception):
 
 async def record_stdio(
     argv: Sequence[str],
-    open_log: Callable[[], MessageLog],
+    open_log: Callable[[], MessageLog] | None,
     *,
     stdin: IO[bytes] | None = None,
     stdout: IO[bytes] | None = None,
@@ -46,7 +46,8 @@ async def record_stdio(
     """Run `argv` as a stdio MCP server between our stdin/stdout and it; returns its exit status.
 
     The log is opened (`open_log`) only once the server has started, so a command that
-    does not exist leaves no empty log behind.
+    does not exist leaves no empty log behind. Without `open_log` it is a plain pass-through,
+    what `bench/record_overhead.py` sets recording against.
     """
     loop = asyncio.get_running_loop()
     stdin = stdin or sys.stdin.buffer
@@ -59,10 +60,11 @@ async def record_stdio(
         )
     except OSError as failed:
         raise ServerDidNotStart(f"cannot start {argv[0]!r}: {failed.strerror or failed}") from None
-    log = open_log()
+    log = open_log() if open_log is not None else None
     session = f"stdio-{secrets.token_hex(6)}"
-    log.start("stdio", recorder_name(), shlex.join(argv), session=session)
-    server.recording(log, session)
+    if log is not None:
+        log.start("stdio", recorder_name(), shlex.join(argv), session=session)
+        server.recording(log, session)
     client = _Client(server, transport, log, session)
     stop_reading = await open_reader(loop, stdin, client)
     forwarded = _forward_signals(loop, transport)
@@ -73,7 +75,8 @@ async def record_stdio(
             status = transport.get_returncode()
             # A server killed by signal N exits, as a shell says it, with 128 + N.
             code = 1 if status is None else status if status >= 0 else 128 - status
-            log.end("server", "stdio", f"exit {status}", session=session)
+            if log is not None:
+                log.end("server", "stdio", f"exit {status}", session=session)
             if to_client is not None:
                 with contextlib.suppress(ConnectionError):
                     await to_client.drain()
@@ -82,7 +85,8 @@ async def record_stdio(
             loop.remove_signal_handler(signum)
         stop_reading()
         transport.close()
-        log.close()
+        if log is not None:
+            log.close()
     return code
 
 
@@ -134,11 +138,11 @@ class _Client(asyncio.Protocol):
     """The client's side: what it writes goes to the server at once, and line by line to the log."""
 
     def __init__(
-        self, server: _Server, transport: asyncio.SubprocessTransport, log: MessageLog, session: str
+        self, server: _Server, transport: asyncio.SubprocessTransport, log: MessageLog | None, session: str
     ) -> None:
         # uvloop's pipe transports are write transports without deriving from the ABC.
         self._to_server = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
-        self._lines = _lines(log, "client", session)
+        self._lines = _lines(log, "client", session) if log is not None else None
         self._log = log
         self._session = session
         self._reading: asyncio.ReadTransport | None = None
@@ -154,11 +158,13 @@ class _Client(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if not self._to_server.is_closing():
             self._to_server.write(data)
-        self._lines.feed(data)
+        if self._lines is not None:
+            self._lines.feed(data)
 
     def eof_received(self) -> bool | None:
-        self._lines.finish()
-        self._log.end("client", "stdio", "eof", session=self._session)
+        if self._lines is not None and self._log is not None:
+            self._lines.finish()
+            self._log.end("client", "stdio", "eof", session=self._session)
         if not self._to_server.is_closing():
             self._to_server.close()  # the server reads its end of input
         return None
