@@ -17,6 +17,26 @@ from herald.testing import free_port, wait_until_listening
 REPO = Path(__file__).resolve().parents[1]
 
 
+@contextlib.contextmanager
+def listening(argv: list[str], port: int, **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """Run `argv` until the block ends, once it accepts connections on `port`.
+
+    Stopped with SIGTERM (then SIGKILL if it will not go) unless it has already ended.
+    """
+    process = subprocess.Popen(argv, cwd=REPO, **popen)
+    try:
+        wait_until_listening(port, process)
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
 @dataclass(frozen=True)
 class ServedProcess:
     port: int

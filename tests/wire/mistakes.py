@@ -42,6 +42,7 @@ SERVER_MISTAKES = {
 }
 CLIENT_MISTAKES = {
     "reused-id": "jsonrpc/id-reused",
+    "request-without-id": "jsonrpc/request-without-id",
     "tool-args": "mcp/wrong-param-names",
     "resource-id": "mcp/wrong-param-names",
     "client-chatter": "lifecycle/before-initialized",
@@ -256,6 +257,8 @@ def drive(send: Send, mistake: str | None) -> None:
     if mistake == "client-chatter":
         request("tools/list")
     send(_notification("notifications/initialized"))
+    if mistake == "request-without-id":
+        send(_notification("tools/list"))  # a request with no id: nobody answers it
     request("tools/list")
     if mistake == "tool-args":
         request("tools/call", {"tool": "suggest", "args": {"occasion": "birthday", "budget": 40}})

@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from herald.testing import free_port, wait_until_listening
+from herald.testing import free_port
 from herald.wire.format import schema
-from tests.servers import REPO
+from tests.servers import REPO, listening
 
 HERALD = [sys.executable, "-c", "from herald.cli.main import main; main()"]
 MISTAKES = Path(__file__).with_name("mistakes.py")
@@ -106,19 +106,12 @@ def recorded_stdio(log: Path, command: list[str]) -> Iterator[LineClient]:
 def recorded_http(log: Path, upstream: str) -> Iterator[str]:
     """`herald record --upstream upstream`; yields the URL clients use. Stopped with SIGINT, as by Ctrl-C."""
     port = free_port()
-    process = subprocess.Popen(
-        [*HERALD, "record", "-o", str(log), "--upstream", upstream, "--port", str(port)], cwd=REPO
-    )
-    try:
-        wait_until_listening(port, process)
+    argv = [*HERALD, "record", "-o", str(log), "--upstream", upstream, "--port", str(port)]
+    with listening(argv, port) as process:
         path = "/" + upstream.split("://", 1)[1].split("/", 1)[1]
         yield f"http://127.0.0.1:{port}{path}"
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=LIMIT) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 @contextlib.contextmanager
@@ -126,13 +119,8 @@ def mistakes_over_http(mistake: str | None) -> Iterator[str]:
     """The mistakes server over Streamable HTTP; yields its URL."""
     port = free_port()
     argv = [sys.executable, str(MISTAKES), "--http", "--port", str(port)]
-    process = subprocess.Popen([*argv, *(["--mistake", mistake] if mistake else [])], cwd=REPO)
-    try:
-        wait_until_listening(port, process)
+    with listening([*argv, *(["--mistake", mistake] if mistake else [])], port):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=LIMIT)
 
 
 class HttpLineClient:

@@ -146,6 +146,10 @@ def test_a_notification_method_with_an_id_is_a_request_in_disguise() -> None:
     assert log.rules() == ["jsonrpc/notification-with-id"]
 
 
+def test_a_request_method_without_an_id_goes_unanswered() -> None:
+    assert Log().handshake().client(notification("tools/list")).rules() == ["jsonrpc/request-without-id"]
+
+
 def test_ids_in_flight_and_ids_used_before() -> None:
     log = Log().handshake().client(request(1, "ping")).client(request(1, "ping"))
     assert log.rules() == ["jsonrpc/id-reused"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -26,8 +25,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from herald.lint import Finding, lint_file
-from herald.testing import free_port, wait_until_listening
-from tests.servers import REPO
+from herald.testing import free_port
+from tests.servers import REPO, listening
 from tests.wire.recording import HERALD, recorded_http, valid_records
 
 TIMEOUT = 60.0
@@ -119,17 +118,8 @@ def http_server(server: str, *options: str) -> Iterator[str]:
         argv = [*GIFTGENIUS, "--port", str(port), *options]
     else:
         argv = [sys.executable, str(OTHER_SERVERS), server, "--http", "--port", str(port)]
-    process = subprocess.Popen(argv, cwd=REPO)
-    try:
-        wait_until_listening(port, process)
+    with listening(argv, port):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @contextlib.asynccontextmanager

@@ -14,16 +14,16 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from herald.lint import Finding, lint_file
-from tests.client.conftest import GATES, HttpServer, gate
+from tests.client.conftest import HttpServer, gate, http_server
 from tests.servers import REPO
 from tests.wire.recording import HERALD, LIMIT, recorded_http, valid_records
+
+__all__ = ["http_server"]  # the fixture, shared with the client tests
 
 INIT = {
     "jsonrpc": "2.0",
@@ -38,29 +38,16 @@ INIT = {
 POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
-@pytest.fixture
-async def upstream(tmp_path: Path) -> AsyncIterator[HttpServer]:
-    GATES.clear()
-    served = HttpServer(tmp_path / "jobs.sqlite3")
-    await served.start()
-    try:
-        yield served
-    finally:
-        for event in GATES.values():
-            event.set()
-        await served.stop()
-
-
 def lint_clean(log: Path) -> None:
     found: list[Finding] = []
     lint_file(log, found.append)
     assert found == []
 
 
-async def test_an_event_stream_passes_as_it_is_written(upstream: HttpServer, tmp_path: Path) -> None:
+async def test_an_event_stream_passes_as_it_is_written(http_server: HttpServer, tmp_path: Path) -> None:
     """The job reports 25 % and then waits: that event must reach the client while it waits."""
     log = tmp_path / "wire.jsonl"
-    with recorded_http(log, upstream.url) as url:
+    with recorded_http(log, http_server.url) as url:
         async with httpx.AsyncClient(timeout=LIMIT) as http, asyncio.timeout(LIMIT):
             headers, stream_headers = await _session(http, url)
             heard: list[str] = []
@@ -104,9 +91,9 @@ async def _start_gated(http: httpx.AsyncClient, url: str, headers: dict[str, str
     assert (await http.post(url, json=call, headers=headers)).status_code == 200
 
 
-async def test_last_event_id_resumes_through_the_recorder(upstream: HttpServer, tmp_path: Path) -> None:
+async def test_last_event_id_resumes_through_the_recorder(http_server: HttpServer, tmp_path: Path) -> None:
     log = tmp_path / "wire.jsonl"
-    with recorded_http(log, upstream.url) as url:
+    with recorded_http(log, http_server.url) as url:
         async with httpx.AsyncClient(timeout=LIMIT) as http, asyncio.timeout(LIMIT):
             headers, stream_headers = await _session(http, url)
             opened = asyncio.Event()
@@ -152,9 +139,11 @@ async def _event_ids(
     return ids
 
 
-async def test_a_client_that_leaves_releases_the_servers_stream(upstream: HttpServer, tmp_path: Path) -> None:
+async def test_a_client_that_leaves_releases_the_servers_stream(
+    http_server: HttpServer, tmp_path: Path
+) -> None:
     log = tmp_path / "wire.jsonl"
-    with recorded_http(log, upstream.url) as url:
+    with recorded_http(log, http_server.url) as url:
         async with httpx.AsyncClient(timeout=LIMIT) as http, asyncio.timeout(LIMIT):
             session = (await http.post(url, json=INIT, headers=POST_HEADERS)).headers["mcp-session-id"]
             headers = {

@@ -7,15 +7,13 @@ under one name and makes sure that a person's mistake, wherever it is found, is 
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from giftgenius.cli.calls import call, prompt, read
 from giftgenius.cli.jobs import bulk, job_app
 from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_arguments, parse_duration
-from giftgenius.cli.problems import UserError
 from giftgenius.cli.serving import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION, serve, store_app, worker
+from herald.cli.checks import run_command
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
@@ -45,8 +43,4 @@ app.add_typer(store_app, name="store")
 
 def main() -> None:
     """Run the command; a `UserError` from any depth is said in a line or two, not a traceback."""
-    try:
-        app()
-    except UserError as problem:
-        problem.show()
-        sys.exit(problem.exit_code)
+    run_command(app)

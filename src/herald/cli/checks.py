@@ -15,6 +15,7 @@ import errno
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -39,6 +40,21 @@ class UserError(Exception):
         print(f"error: {self.message}", file=sys.stderr)
         if self.hint:
             print(f"  {self.hint}", file=sys.stderr)
+
+
+def run_command(app: Callable[[], object]) -> None:
+    """Run a command line app; a `UserError` from any depth is said in a line or two, not a traceback.
+
+    A reader that closes the pipe early (`| head`) ends the command quietly.
+    """
+    try:
+        app()
+    except UserError as problem:
+        problem.show()
+        sys.exit(problem.exit_code)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(0)
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -25,7 +25,7 @@ from typing import IO, Annotated
 
 import typer
 
-from herald.cli.checks import UserError, bind, shown_host, writable
+from herald.cli.checks import UserError, bind, run_command, shown_host, writable
 
 app = typer.Typer(
     add_completion=False,
@@ -279,12 +279,4 @@ def schema() -> None:
 
 
 def main() -> None:
-    """Run the command; a `UserError` from any depth is said in a line or two, not a traceback."""
-    try:
-        app()
-    except UserError as problem:
-        problem.show()
-        sys.exit(problem.exit_code)
-    except BrokenPipeError:  # `herald log view … | head`
-        sys.stderr.close()
-        sys.exit(0)
+    run_command(app)

@@ -45,6 +45,7 @@ from herald.lint.messages import (
     DEFINED_CODES,
     MODERN_DEFINED_CODES,
     MODERN_FORBIDDEN_CODES,
+    REQUEST_METHODS,
     REQUIRED_RESULT_FIELDS,
     STANDARD_NOTIFICATIONS,
     WRONG_PARAM_NAMES,
@@ -484,6 +485,10 @@ class Linter:
         self, method: str, params: dict[str, Any] | None, sender: str, conversation: Conversation
     ) -> None:
         ready = conversation.phase is Phase.READY or conversation.era is Era.MODERN
+        if method in REQUEST_METHODS:
+            said = f"{method} is a request but has no id: nobody will answer it"
+            self.report("jsonrpc/request-without-id", said)
+            return
         if method == _PROGRESS:
             self._progress(params, conversation)
             if ready:

@@ -32,6 +32,22 @@ CLIENT_CAPABILITY: Final[dict[str, Path]] = {
     "roots/list": ("roots",),
 }
 
+#: Methods that are requests, in either era and either direction: sent without an id, they go unanswered.
+REQUEST_METHODS: Final = frozenset(
+    {
+        *SERVER_CAPABILITY,
+        *CLIENT_CAPABILITY,
+        "initialize",
+        "ping",
+        "server/discover",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+    }
+)
+
 _UNDECLARED: Final = "capabilities/undeclared"
 _LIST_CHANGED: Final = "capabilities/list-changed-undeclared"
 

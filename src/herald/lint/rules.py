@@ -95,6 +95,12 @@ RULES: Final = _rules(
         f"{SPEC}/basic/transports#sending-messages-to-the-server",
     ),
     Rule(
+        "jsonrpc/request-without-id",
+        "error",
+        "A request method was sent without an id, so it became a notification nobody answers.",
+        f"{SPEC}/basic#requests",
+    ),
+    Rule(
         "jsonrpc/notification-with-id",
         "error",
         "A notification method was sent with an id, so it became a request.",
