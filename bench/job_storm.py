@@ -125,6 +125,8 @@ def main() -> int:
                 str(port),
                 "--store",
                 f"sqlite:///{store}",
+                "--max-jobs-per-client",
+                "0",  # one session starts them all
             ],
             stdout=subprocess.DEVNULL,
         )

@@ -210,6 +210,12 @@ def test_a_cors_wildcard_is_refused() -> None:
     check(done, "--cors-origin cannot be '*'")
 
 
+@pytest.mark.parametrize("host", ["http://gifts.example.com", "gifts.example.com/mcp", "*"])
+def test_an_allowed_host_that_could_never_match_is_refused(host: str) -> None:
+    done = run("serve", "--allow-host", host, "--store", "memory", "--port", str(free_port()))
+    check(done, f"--allow-host {host!r} can never match a Host header")
+
+
 def test_a_worker_on_a_memory_store_is_refused() -> None:
     check(run("worker", "--store", "memory"), "needs a store that other processes share")
 

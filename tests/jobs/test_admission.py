@@ -183,3 +183,25 @@ def test_the_server_takes_the_limit_and_defaults_to_twice_the_cores() -> None:
     assert Server("default").job_runner().max_running == default_max_running_jobs()
     with pytest.raises(ValueError, match="at least one job"):
         Server("none", max_running_jobs=0).job_runner()
+
+
+async def test_one_client_may_have_only_so_many_jobs_at_once() -> None:
+    """Past its cap a client's start is refused with words a model can act on; another client is not."""
+    gated = Gated(limit=8)
+    gated.server.max_jobs_per_owner = 2
+    async with connect(gated.server) as client, connect(gated.server) as other:
+        ids = await gated.start(client, 2)
+        refused = await client.call_tool("gated", {"n": 2})
+        assert refused["isError"] is True
+        assert "you have 2 jobs running or waiting" in refused["content"][0]["text"]
+        assert "cancel_job" in refused["content"][0]["text"]
+        assert len(await gated.server.job_service().store.unfinished()) == 2, "nothing was created"
+        gated.gates[2], gated.started[2] = asyncio.Event(), asyncio.Event()
+        assert (await other.call_tool("gated", {"n": 2}))["structuredContent"]["status"] == "pending"
+        gated.gates[0].set()
+        await gated.runner.wait_ended(ids[0])
+        gated.gates[3], gated.started[3] = asyncio.Event(), asyncio.Event()
+        again = await client.call_tool("gated", {"n": 3})
+        assert again["structuredContent"]["status"] == "pending", "a job ended: there is room again"
+        for gate in gated.gates.values():
+            gate.set()

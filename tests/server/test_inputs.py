@@ -35,6 +35,12 @@ def build() -> Server:
         return f"{carried} / {second['step2']['content']['text']}"
 
     @server.tool
+    async def confirm(message: str, ctx: Context) -> str:
+        """Asks the person to confirm `message`."""
+        answer = await ctx.elicit(message, NAME_SCHEMA, key="confirmed")
+        return f"{message} -> {answer['action']}"
+
+    @server.tool
     async def roots(ctx: Context) -> str:
         """Lists the client's roots."""
         return ", ".join(root["uri"] for root in await ctx.list_roots())
@@ -148,6 +154,44 @@ async def test_modern_era_refuses_tampered_or_foreign_state() -> None:
                 "tools/call", {"name": "two_steps", "arguments": {}, "requestState": first["requestState"]}
             )
             assert replayed["error"]["code"] == -32602, "a server with another key cannot open the state"
+
+
+async def test_modern_era_state_is_bound_to_the_arguments_it_was_minted_for() -> None:
+    """A state minted for "delete A?" carries the answer given to that question: not to "delete B?"."""
+    async with connect(build(), modern=True, capabilities=CAPABILITIES) as client:
+        first = await client.call_tool("confirm", {"message": "delete A?"})
+        accepted = {"confirmed": {"action": "accept", "content": {"name": "yes"}}}
+
+        def retry(message: str) -> dict[str, Any]:
+            arguments = {"message": message}
+            return {"name": "confirm", "arguments": arguments, "requestState": first["requestState"]}
+
+        other = await client.request_raw("tools/call", retry("delete B?") | {"inputResponses": accepted})
+        assert other["error"]["code"] == -32602
+        assert "belongs to another request" in other["error"]["message"]
+        same = await client.request_raw("tools/call", retry("delete A?") | {"inputResponses": accepted})
+        assert same["result"]["content"][0]["text"] == "delete A? -> accept"
+
+
+async def test_modern_era_state_expires() -> None:
+    server = build()
+    now = [1_000.0]
+    server.clock = lambda: now[0]
+    async with connect(server, modern=True, capabilities=CAPABILITIES) as client:
+        first = await client.call_tool("two_steps")
+        answers = {"step1": {"action": "accept", "content": {"name": "Dee"}}}
+        retry = {
+            "name": "two_steps",
+            "arguments": {},
+            "requestState": first["requestState"],
+            "inputResponses": answers,
+        }
+        now[0] += server.request_state_ttl - 1
+        assert (await client.request_raw("tools/call", retry))["result"]["resultType"] == "input_required"
+        now[0] += 2  # past the ttl of the state minted at the start
+        expired = await client.request_raw("tools/call", retry)
+        assert expired["error"]["code"] == -32602
+        assert "expired" in expired["error"]["message"]
 
 
 async def test_modern_era_missing_capability_is_a_protocol_error() -> None:

@@ -13,7 +13,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -111,6 +111,29 @@ def serve(
             "for `herald lint` and `herald log view`.",
         ),
     ] = None,
+    max_jobs_per_client: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Jobs one client (an HTTP session, or an authenticated user) may have running or "
+            "waiting at once; one more is refused with a message saying so. 0: no cap.",
+        ),
+    ] = 16,
+    max_connections: Annotated[
+        int, typer.Option(min=1, help="HTTP connections served at once; one more gets 503 and Retry-After.")
+    ] = 1000,
+    max_streams_per_session: Annotated[
+        int, typer.Option(min=1, help="Requests or event streams one HTTP session may have open at once.")
+    ] = 32,
+    header_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds a connection has to send a request's headers (408 after).")
+    ] = 10.0,
+    body_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds a request has to send its body once its headers are in.")
+    ] = 30.0,
+    keepalive_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds an idle kept-alive connection stays open.")
+    ] = 5.0,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -119,8 +142,17 @@ def serve(
         writable(message_log, "--message-log")
     if no_worker:
         _require_shared_store(store, "--no-worker")
+    limits = {
+        "max_connections": max_connections,
+        "max_streams_per_session": max_streams_per_session,
+        "header_timeout": header_timeout,
+        "body_timeout": body_timeout,
+        "keepalive_timeout": keepalive_timeout,
+    }
     config = (
-        None if stdio else _http_config(max_message_bytes, allow_host or [], cors_origin or [], session_ttl)
+        None
+        if stdio
+        else _http_config(max_message_bytes, allow_host or [], cors_origin or [], session_ttl, limits)
     )
     stores = _open_stores(store, sessions=not stdio)
     listening = None if stdio else bind(host, port)
@@ -129,6 +161,7 @@ def serve(
     server = build_server(widget_domain=widget_domain)
     server.use_job_store(stores.jobs)
     server.max_running_jobs = max_running_jobs
+    server.max_jobs_per_owner = max_jobs_per_client or None
     server.job_lease_seconds = job_lease
     server.job_retention_seconds = retention_seconds
     server.takes_jobs = not no_worker
@@ -183,7 +216,11 @@ def _open_log(path: Path | None) -> MessageLog | None:
 
 
 def _http_config(
-    max_message_bytes: int, allow_host: list[str], cors_origin: list[str], session_ttl: float
+    max_message_bytes: int,
+    allow_host: list[str],
+    cors_origin: list[str],
+    session_ttl: float,
+    limits: dict[str, Any],
 ) -> HttpConfig:
     """The HTTP settings, checked before anything is opened: a value herald refuses is said plainly."""
     from herald.transports.http import HttpConfig
@@ -194,9 +231,11 @@ def _http_config(
             allowed_hosts=HttpConfig().allowed_hosts | frozenset(allow_host),
             cors_origins=frozenset(cors_origin),
             session_ttl=session_ttl,
+            **limits,
         )
     except ValueError as exc:  # the config's words name its fields; a person typed the flags
-        raise UserError(str(exc).replace("cors_origins", "--cors-origin")) from None
+        message = str(exc).replace("cors_origins", "--cors-origin").replace("allowed host", "--allow-host")
+        raise UserError(message) from None
 
 
 def worker(

@@ -94,13 +94,18 @@ class ExpiredJob(UnknownJob):
     """The job ended longer ago than it was to be kept, and has been forgotten."""
 
 
+#: A job id is a capability (it is all a caller needs to read or cancel a job when no one is
+#: authenticated): 128 bits from the operating system's CSPRNG, as for any bearer secret.
+JOB_ID_BYTES = 16
+
+
 class JobService:
     def __init__(
         self,
         store: JobStore,
         *,
         clock: Callable[[], str] = timestamp,
-        new_id: Callable[[], str] = lambda: secrets.token_hex(8),
+        new_id: Callable[[], str] = lambda: secrets.token_hex(JOB_ID_BYTES),
         worker_id: str | None = None,
     ) -> None:
         self.store = store

@@ -13,7 +13,6 @@ import enum
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from herald.protocol.codec import Batch
 from herald.protocol.errors import HeaderMismatch, ProtocolError
@@ -47,8 +46,6 @@ MODERN_ERROR_STATUS: Final[Mapping[int, int]] = {
     -32601: 404,
 }
 _BASE64_WRAPPED = re.compile(r"=\?base64\?(?P<payload>.*)\?=")
-
-LOOPBACK_HOSTS: Final[frozenset[str]] = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
 class HTTPError(ProtocolError):
@@ -121,34 +118,6 @@ def require_session_id(headers: Mapping[str, str]) -> str:
     if session_id is None:
         raise HTTPError(400, "Bad Request: the Mcp-Session-Id header is required after initialize")
     return session_id
-
-
-def check_origin(headers: Mapping[str, str], allowed_hosts: frozenset[str]) -> None:
-    """DNS-rebinding protection: Host and Origin (when sent) must name an allowed host."""
-    host = headers.get("host", "")
-    if _hostname(host) not in allowed_hosts:
-        raise HTTPError(403, f"Forbidden: Host {host!r} is not allowed to reach this server")
-    origin = headers.get("origin")
-    if origin is not None and origin != "null" and _hostname(urlsplit(origin).netloc) not in allowed_hosts:
-        raise HTTPError(403, f"Forbidden: Origin {origin!r} is not allowed to reach this server")
-
-
-def cors_origin_pattern(allowed_hosts: frozenset[str]) -> str:
-    """The origins whose pages may read this server's answers: those of the allowed hosts.
-
-    Browser-based hosts (the Inspector, web MCP Apps hosts) call the endpoint from a page
-    of their own, so the answers need CORS headers; the set is the one `check_origin`
-    admits, on any port and scheme, so the two rules cannot drift apart.
-    """
-    names = sorted(host if host.startswith("[") or ":" not in host else f"[{host}]" for host in allowed_hosts)
-    alternatives = "|".join(re.escape(name) for name in dict.fromkeys(names))
-    return rf"https?://({alternatives})(:\d+)?"
-
-
-def _hostname(netloc: str) -> str:
-    if netloc.startswith("["):
-        return netloc[: netloc.find("]") + 1] if "]" in netloc else netloc
-    return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
 
 
 def accepts(headers: Mapping[str, str], media_type: str) -> bool:

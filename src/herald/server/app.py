@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -39,6 +40,11 @@ from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
 from herald.stores.memory import MemoryJobStore
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Jobs one client may have running or waiting at once, unless the server says otherwise.
+DEFAULT_MAX_JOBS_PER_OWNER = 16
+#: How long a 2026-07-28 requestState stays good: long enough for a person to answer.
+DEFAULT_REQUEST_STATE_TTL = 600.0
 ServerListener = NotificationListener
 
 
@@ -57,6 +63,7 @@ class Server:
         cache_scope: str = "private",
         state_key: bytes | None = None,
         max_running_jobs: int | None = None,
+        max_jobs_per_owner: int | None = DEFAULT_MAX_JOBS_PER_OWNER,
         job_lease_seconds: float = DEFAULT_LEASE_SECONDS,
         job_retention_seconds: float = DEFAULT_RETENTION_SECONDS,
         takes_jobs: bool = True,
@@ -74,8 +81,14 @@ class Server:
         configured = state_key or _configured_state_key()
         self.state_key = configured or secrets.token_bytes(32)
         self.state_key_configured = configured is not None
+        #: How long a sealed requestState may be brought back, in seconds; and the clock it is read by.
+        self.request_state_ttl = DEFAULT_REQUEST_STATE_TTL
+        self.clock: Callable[[], float] = time.time
         #: How many jobs run at once; later ones wait `pending` (None: twice the cores).
         self.max_running_jobs = max_running_jobs
+        #: How many jobs one client (a session, or an authenticated subject) may have running or
+        #: waiting at once; one more is refused with a result that says so (None: no cap).
+        self.max_jobs_per_owner: int | None = max_jobs_per_owner
         #: How long this process holds its jobs without renewing its lease (see `JobRunner`).
         self.job_lease_seconds = job_lease_seconds
         #: How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl).
@@ -98,6 +111,8 @@ class Server:
         self._job_functions: dict[str, JobFunction] = {}
         self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
         self._owned_job_listeners: dict[str, Listeners[[JobRecord, JobEvent]]] = {}
+        #: owner -> its jobs that have not ended, as this process heard of them.
+        self._open_jobs: dict[str, set[str]] = {}
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -248,7 +263,20 @@ class Server:
 
         return unsubscribe
 
+    def open_jobs(self, owner: str) -> int:
+        """How many jobs of `owner` this process has heard of that have not ended."""
+        return len(self._open_jobs.get(owner, ()))
+
     def _job_event(self, job: JobRecord, event: JobEvent) -> None:
+        if job.owner:  # counted for `max_jobs_per_owner`, from the events every process hears
+            if job.terminal:
+                open_jobs = self._open_jobs.get(job.owner)
+                if open_jobs is not None:
+                    open_jobs.discard(job.job_id)
+                    if not open_jobs:
+                        del self._open_jobs[job.owner]
+            else:
+                self._open_jobs.setdefault(job.owner, set()).add(job.job_id)
         self._job_listeners.tell(job, event)
         owned = self._owned_job_listeners.get(job.owner) if job.owner is not None else None
         if owned is not None:

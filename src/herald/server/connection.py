@@ -90,7 +90,7 @@ class Connection:
         self._tasks: dict[RequestId, asyncio.Task[Reply | None]] = {}
         self._answers: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         #: Jobs started on this connection report their events here.
-        self.owner_id = owner_id or (secrets.token_hex(8) if follows_server else "")
+        self.owner_id = owner_id or (secrets.token_hex(16) if follows_server else "")
         self._stop_listening: Callable[[], None] = _nothing
         self._stop_job_events: Callable[[], None] = _nothing
         if follows_server:

@@ -70,7 +70,13 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
             "resultType": "input_required",
             "inputRequests": needed.requests,
             "requestState": seal(
-                server.state_key, state_purpose(scope), {"answers": needed.answers, "state": needed.state}
+                server.state_key,
+                state_purpose(scope),
+                {
+                    "answers": needed.answers,
+                    "state": needed.state,
+                    "expires": server.clock() + server.request_state_ttl,
+                },
             ),
         }
     if scope.era.stateless:

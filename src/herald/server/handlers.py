@@ -10,10 +10,13 @@ the handlers read, so this module does not import `Server` (which would import i
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
+
+import orjson
 
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, ProtocolError, ResourceNotFound
@@ -52,6 +55,8 @@ class HandlerHost(NotificationSource, Protocol):
     page_size: int
     registry: Registry
     state_key: bytes
+    request_state_ttl: float
+    clock: Callable[[], float]
     tasks: TaskManager
     tool_error_types: tuple[type[BaseException], ...]
 
@@ -70,7 +75,7 @@ async def call(function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
 def make_context(server: HandlerHost, scope: RequestScope) -> Context:
     return Context(
         requester=scope.requester,
-        input_round=input_round(server.state_key, scope) if scope.era.stateless else None,
+        input_round=input_round(server, scope) if scope.era.stateless else None,
         close_stream_callback=scope.close_stream,
         owner=scope.owner,
         request_id=scope.request.id,
@@ -84,19 +89,31 @@ def make_context(server: HandlerHost, scope: RequestScope) -> Context:
 
 
 def state_purpose(scope: RequestScope) -> str:
-    """What a sealed requestState is bound to: the method and the thing it names."""
+    """What a sealed requestState is bound to: the method, the thing it names, and its arguments.
+
+    A state minted for `confirm(message="delete A?")` must not answer `confirm(message="delete
+    B?")`: the answers it carries were given to the first question. The arguments are hashed
+    in canonical form (sorted keys), as a retry of the same call sends them again.
+    """
     params = scope.params
-    return f"{scope.request.method}:{params.get('name', params.get('uri', ''))}"
+    arguments = orjson.dumps(params.get("arguments"), option=orjson.OPT_SORT_KEYS)
+    digest = hashlib.sha256(arguments).hexdigest()
+    return f"{scope.request.method}:{params.get('name', params.get('uri', ''))}:{digest}"
 
 
-def input_round(state_key: bytes, scope: RequestScope) -> InputRound:
+def input_round(server: HandlerHost, scope: RequestScope) -> InputRound:
     """Answers from earlier rounds (sealed in requestState) merged with this retry's answers."""
     params = scope.params
     round_ = InputRound()
     token = params.get("requestState")
     if isinstance(token, str):
-        carried = unseal(state_key, state_purpose(scope), token)
+        carried = unseal(server.state_key, state_purpose(scope), token)
         if isinstance(carried, dict):
+            expires = carried.get("expires")
+            if not isinstance(expires, int | float) or server.clock() > expires:
+                raise InvalidParams(
+                    "Invalid requestState: it expired; send the request again without it to start over"
+                )
             round_.answers.update(carried.get("answers") or {})
             round_.state = carried.get("state")
     responses = params.get("inputResponses")

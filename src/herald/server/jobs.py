@@ -46,10 +46,13 @@ class JobHost(Protocol):
 
     name: str
     registry: Registry
+    max_jobs_per_owner: int | None
 
     def job_service(self) -> JobService: ...
 
     def job_runner(self) -> JobRunner: ...
+
+    def open_jobs(self, owner: str) -> int: ...
 
 
 SCHEMAS_URI = "herald://schemas/job-events"
@@ -131,6 +134,9 @@ def job_tool(
         if not server.job_runner().accepting:
             raise ShuttingDown()
         service, runner = server.job_service(), server.job_runner()
+        refusal = _over_owner_cap(server, context.owner)
+        if refusal is not None:
+            return refusal
         job = await service.create(
             name,
             values,
@@ -160,6 +166,30 @@ def job_tool(
         meta=meta,
         task_support="optional",
         starts_job=True,
+    )
+
+
+def _over_owner_cap(server: JobHost, owner: str | None) -> ToolResult | None:
+    """A refusal the model can act on when `owner` already has its most jobs running or waiting.
+
+    Only a client with an identity (a session, or an authenticated subject) has a cap of its
+    own; 2026-07-28 requests without authentication share the server's `max_running_jobs`.
+    Each process counts the jobs it hears of, so behind replicas the cap holds per replica.
+    """
+    cap = server.max_jobs_per_owner
+    if cap is None or not owner:
+        return None
+    running = server.open_jobs(owner)
+    if running < cap:
+        return None
+    return ToolResult(
+        [
+            text(
+                f"Not started: you have {running} jobs running or waiting, the most one client may have "
+                "at once. Wait for one to end (get_job_status) or stop one (cancel_job), then try again."
+            )
+        ],
+        is_error=True,
     )
 
 

@@ -16,7 +16,7 @@ from herald.server.app import Server
 from herald.stores.eventlog import EventLog
 from herald.stores.sessions import SessionStore
 from herald.taskgroup import task_group
-from herald.transports.http import HttpConfig, create_app
+from herald.transports.http import HttpConfig, create_app, uvicorn_settings
 
 #: How long start-up and shutdown may take before the test calls the server stuck.
 STARTUP_SECONDS = 20.0
@@ -38,9 +38,8 @@ async def serve_http(
 
     config = config or HttpConfig()
     app = create_app(server, config, log, sessions)
-    http_server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    )
+    settings = uvicorn_settings(config, host="127.0.0.1", port=0) | {"timeout_graceful_shutdown": None}
+    http_server = uvicorn.Server(uvicorn.Config(app, **settings))
     async with task_group() as tasks:  # the server is a task of the caller's block
         serving = tasks.create_task(http_server.serve())
         try:

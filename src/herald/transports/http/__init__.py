@@ -7,14 +7,14 @@ import contextlib
 import logging
 import socket
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Route, Router
 
-from herald.protocol.http import cors_origin_pattern
+from herald.protocol.hosts import HostAllowList
 from herald.server.app import Server
 from herald.stores.eventlog import EventLog
 from herald.stores.memory import MemoryEventLog
@@ -22,6 +22,7 @@ from herald.stores.sessions import SessionStore
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
 from herald.transports.http.page import FrontDoor
+from herald.transports.http.protocol import ConnectionLimits, guarded_protocol
 from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
 from herald.wire.asgi import RecordingMiddleware
@@ -31,7 +32,7 @@ from herald.wire.writer import Flushing, MessageLog
 if TYPE_CHECKING:
     import uvicorn
 
-__all__ = ["HttpConfig", "create_app", "run_http"]
+__all__ = ["HttpConfig", "create_app", "run_http", "uvicorn_settings"]
 
 
 def create_app(
@@ -110,7 +111,7 @@ def _cors(config: HttpConfig) -> Middleware:
     """
     return Middleware(
         CORSMiddleware,
-        allow_origin_regex=cors_origin_pattern(config.allowed_hosts),
+        allow_origin_regex=HostAllowList.parse(config.allowed_hosts).cors_pattern(),
         allow_origins=sorted(config.cors_origins),
         allow_methods=["GET", "POST", "DELETE"],
         allow_headers=["*"],
@@ -142,23 +143,29 @@ def run_http(
 
     app = create_app(server, config, log, sessions, message_log)
     gc.freeze()  # everything loaded so far lives as long as the process
-    # Open event streams never end by themselves: without a bound, SIGTERM would wait for them.
-    grace = (config or HttpConfig()).shutdown_timeout
-    settings = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=grace,
-    )
+    settings = uvicorn.Config(app, **uvicorn_settings(config or HttpConfig(), host=host, port=port))
     served = uvicorn.Server(settings)
     logging.getLogger("uvicorn.error").addFilter(_StreamsEndedAtShutdown(served))
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
         served.run(sockets=[sock] if sock is not None else None)
     if not served.started:
         raise SystemExit(3)  # start-up failed (the lifespan, say): uvicorn has logged why
+
+
+def uvicorn_settings(config: HttpConfig, *, host: str, port: int) -> dict[str, Any]:
+    """What uvicorn is told: quiet logs, the lifespan, and the connection limits of `config`."""
+    limits = ConnectionLimits(config.header_timeout, config.body_timeout, config.max_connections)
+    return {
+        "host": host,
+        "port": port,
+        "log_level": "warning",
+        "access_log": False,
+        "lifespan": "on",
+        # Open event streams never end by themselves: without a bound, SIGTERM would wait for them.
+        "timeout_graceful_shutdown": config.shutdown_timeout,
+        "timeout_keep_alive": config.keepalive_timeout,
+        "http": guarded_protocol(limits),
+    }
 
 
 class _StreamsEndedAtShutdown(logging.Filter):

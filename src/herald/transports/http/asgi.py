@@ -20,9 +20,22 @@ SSE_HEADERS = [
 ]
 
 
+#: Headers a request may carry once: two of them are two answers to one question, and a proxy
+#: in front that reads the first would disagree with us reading the last.
+SINGLE_HEADERS = frozenset({"host", "origin", "mcp-session-id", "mcp-protocol-version", "authorization"})
+
+
 def request_headers(scope: Scope) -> dict[str, str]:
-    """The request's headers by lower-cased name, as the rules in `herald.protocol.http` take them."""
-    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+    """The request's headers by lower-cased name, values trimmed of surrounding white space
+    (RFC 9110 §5.5), as the rules in `herald.protocol` take them. `HTTPError` 400 for a header
+    that must come once and came more often."""
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        name = raw_name.decode("latin-1").lower()
+        if name in headers and name in SINGLE_HEADERS:
+            raise HTTPError(400, f"Bad Request: the {name} header is sent more than once")
+        headers[name] = raw_value.decode("latin-1").strip(" \t")
+    return headers
 
 
 async def read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes:

@@ -7,7 +7,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES
-from herald.protocol.http import LOOPBACK_HOSTS
+from herald.protocol.hosts import LOOPBACK_HOSTS, HostAllowList
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
@@ -31,10 +31,26 @@ class HttpConfig:
     retry_ms: int = 1000
     #: At SIGTERM, how long requests in flight may finish before the rest are cancelled.
     shutdown_timeout: int = 5
+    #: A connection must send a whole request head within this many seconds (from its first
+    #: byte, or from the end of its previous request), and then its body within `body_timeout`.
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    #: An idle keep-alive connection is closed after this many seconds.
+    keepalive_timeout: float = 5.0
+    #: Connections served at once; one more is answered 503 with Retry-After and closed.
+    max_connections: int = 1000
+    #: Event streams one session may hold open at once (its GET stream and POST answers).
+    max_streams_per_session: int = 32
 
     def __post_init__(self) -> None:
         for origin in sorted(self.cors_origins):
             _check_cors_origin(origin)
+        HostAllowList.parse(self.allowed_hosts)  # an entry that could never match is refused now
+        for name in ("header_timeout", "body_timeout", "keepalive_timeout"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, not {getattr(self, name)!r}")
+        if self.max_connections < 1 or self.max_streams_per_session < 1:
+            raise ValueError("max_connections and max_streams_per_session must be at least 1")
 
 
 def _check_cors_origin(origin: str) -> None:
@@ -44,6 +60,8 @@ def _check_cors_origin(origin: str) -> None:
     would silently never match; the error names the spelling that would. `*` is refused:
     it would let every page on the web open and drive sessions on this server.
     """
+    if origin == "null":
+        return  # sandboxed frames and files send it; listed explicitly, it is allowed
     if origin == "*":
         raise ValueError(
             "cors_origins cannot be '*': that would let every web page drive this server; "

@@ -12,17 +12,19 @@ It is raw ASGI rather than Starlette requests because it is the hot path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
 
 from herald.protocol.codec import Batch, Outgoing, decode, error_id, error_response
 from herald.protocol.errors import ProtocolError
+from herald.protocol.hosts import HostAllowList, check_host_and_origin
 from herald.protocol.http import (
     MODERN_ERROR_STATUS,
     HTTPError,
     PostRoute,
     check_delete,
     check_get,
-    check_origin,
     check_post_headers,
     handshake_header_version,
     primes,
@@ -51,6 +53,7 @@ from herald.transports.http.asgi import (
 )
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.page import PAGE_HEADERS, endpoint_url, render_page, wants_page
+from herald.transports.http.protocol import TARGET_AUTHORITY
 from herald.transports.http.sessions import HttpSession, SessionRegistry
 from herald.transports.http.streams import (
     STANDALONE,
@@ -73,11 +76,12 @@ class MCPEndpoint:
         self.config = config
         self.sessions = sessions
         self.log = log
+        self.hosts = HostAllowList.parse(config.allowed_hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = request_headers(scope)
         try:
-            self._check_origin(headers)
+            headers = request_headers(scope)
+            self._check_origin(headers, scope)
             method = scope["method"]
             if method == "POST":
                 await self._post(headers, receive, send)
@@ -92,17 +96,37 @@ class MCPEndpoint:
                 raise HTTPError(405, f"Method Not Allowed: {method}")
         except ProtocolError as exc:
             extra = [(b"allow", b"GET, POST, DELETE")] if exc.http_status == 405 else []
+            if exc.http_status in (429, 503):
+                extra.append((b"retry-after", b"1"))
             await send_json(send, exc.http_status, error_response(error_id(exc), exc), extra)
 
-    def _check_origin(self, headers: dict[str, str]) -> None:
-        """`check_origin`, where an origin listed in `cors_origins` counts as allowed.
+    @contextlib.contextmanager
+    def _stream_slot(self, session: HttpSession) -> Iterator[None]:
+        """Hold one of the session's `max_streams_per_session` answers or streams for the block;
+        with none free, 429 (and Retry-After) before the request is even read."""
+        if session.open_streams >= self.config.max_streams_per_session:
+            raise HTTPError(
+                429,
+                f"Too Many Requests: this session has {session.open_streams} requests or streams open, "
+                "the most it may; wait for one to end",
+            )
+        session.open_streams += 1
+        try:
+            yield
+        finally:
+            session.open_streams -= 1
+
+    def _check_origin(self, headers: dict[str, str], scope: Scope) -> None:
+        """`check_host_and_origin`, where an origin listed in `cors_origins` counts as allowed.
 
         The Host must still name an allowed host: that is what stops DNS rebinding, since a
-        page on a rebound name sends its own name as the Host.
+        page on a rebound name sends its own name as the Host. An absolute-form request
+        target (`POST http://name/mcp`) names the host the client meant, and is held to the
+        same list (`herald.transports.http.protocol` keeps it in the scope).
         """
         if headers.get("origin", "") in self.config.cors_origins:
             headers = {name: value for name, value in headers.items() if name != "origin"}
-        check_origin(headers, self.config.allowed_hosts)
+        check_host_and_origin(headers, self.hosts, target_authority=scope.get(TARGET_AUTHORITY))
 
     # -- POST -------------------------------------------------------------------------------------
 
@@ -132,9 +156,10 @@ class MCPEndpoint:
             await self.sessions.persist(session)  # `initialized`, on any replica from now on
             await send_empty(send, 202)
             return
-        stream = session.response_stream(requests)
-        session.connection.receive_message(decoded, stream)
-        await self._answer(stream, send, receive, session=session)
+        with self._stream_slot(session):
+            stream = session.response_stream(requests)
+            session.connection.receive_message(decoded, stream)
+            await self._answer(stream, send, receive, session=session)
 
     async def _initialize(self, request: Request, send: Send) -> None:
         session = self.sessions.create()
@@ -250,6 +275,12 @@ class MCPEndpoint:
         check_get(headers)
         session = await self._session(headers)
         handshake_header_version(headers)
+        with self._stream_slot(session):
+            await self._open_stream(session, headers, receive, send)
+
+    async def _open_stream(
+        self, session: HttpSession, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         resume = headers.get("last-event-id")
         if resume is None:
             if session.standalone.listening:

@@ -17,6 +17,7 @@ from html import escape
 from starlette.datastructures import URL
 from starlette.types import ASGIApp
 
+from herald.protocol.http import HTTPError
 from herald.server.app import Server
 from herald.transports.http.asgi import Receive, Scope, Send, request_headers
 
@@ -85,7 +86,11 @@ class FrontDoor:
         self.not_found = not_found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] == "GET" and wants_page(request_headers(scope)):
+        try:
+            page = scope["method"] == "GET" and wants_page(request_headers(scope))
+        except HTTPError:
+            page = True  # the endpoint answers what is wrong with the request
+        if page:
             await self.endpoint(scope, receive, send)
         else:
             await self.not_found(scope, receive, send)

@@ -91,6 +91,8 @@ class HttpSession:
         self.last_used = time.monotonic()
         #: HTTP responses streaming for this session right now; a session in use never expires.
         self.attached = 0
+        #: Requests and streams of this session being served now (`max_streams_per_session`).
+        self.open_streams = 0
         self._closed = False
 
     @property
