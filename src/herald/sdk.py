@@ -15,9 +15,10 @@ This module gives the SDK both roads:
   what the job's state machine refuses. Events reach an `on_event` callback and the
   `follow(job_id)` iterators; `follow` can also read `get_job_status` for what no
   notification brought.
-* `JobEvents.listen(client)`, for 2026-07-28 connections, where there is no session to
-  carry notifications: it opens `subscriptions/listen` with the `io.herald/jobEvents`
-  filter and returns once the server has acknowledged it, with the filter it honoured.
+* `JobEvents.listen(client, job_ids=[...])`, for 2026-07-28 connections, where there is no
+  session to carry notifications: it opens `subscriptions/listen` with the
+  `io.herald/jobEvents` filter and returns once the server has acknowledged it, with the
+  filter it honoured; the server first sends what the named jobs said so far.
 
 In the handshake era the server sends a session's job events on the session (stdio, or
 the HTTP session's GET stream), so the extension alone is enough:
@@ -91,8 +92,9 @@ class JobSubscription:
     #: The listen request's JSON-RPC id, which the server stamps on every frame of the stream.
     id: types.RequestId | None
     #: The filter the server agreed to honour, on the wire's keys: `{"io.herald/jobEvents":
-    #: true}` for every job, `{"io.herald/jobEvents": {"jobIds": [...]}}` for some, and no
-    #: such key from a server without jobs.
+    #: true}` for every job of an authenticated caller, `{"io.herald/jobEvents": {"jobIds":
+    #: [...]}}` for the jobs named, and no such key from a server without jobs or for "every
+    #: job" asked by a caller nobody authenticated.
     honored: dict[str, Any]
 
 
@@ -264,9 +266,11 @@ class JobEvents(ClientExtension):
     ) -> AsyncIterator[JobSubscription]:
         """Listen for job events (2026-07-28) until the block ends.
 
-        Without `job_ids` the stream carries the events of every job, so opened before a
-        job starts it misses none of them; with `job_ids`, opened after, `follow(...,
-        client=client)` reads what came before it. Returns once the server acknowledged,
+        With `job_ids` the server first sends what the named jobs said so far, then the
+        rest, so a job started before the listen loses nothing. Without, the stream carries
+        the events of the caller's own jobs, which only an authenticated caller has: a
+        server leaves the filter out of its acknowledgement (`honored`) for anyone else,
+        since "every job" would be everyone's. Returns once the server acknowledged,
         within the client's read timeout. The SDK's `listen()` cannot send the job-events
         filter, so this sends the request through the public `ClientSession.send_request`;
         the acknowledgement of a request sent that way reaches only the client's

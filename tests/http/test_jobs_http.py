@@ -76,39 +76,26 @@ async def _session_stream(running: Running) -> None:
     ]
 
 
-async def test_listen_filter_for_job_events(running: Running) -> None:
-    async with asyncio.timeout(10):
-        await _listen(running)
-
-
-async def _listen(running: Running) -> None:
+async def test_listen_for_a_named_job_sends_its_events_so_far_then_the_rest(running: Running) -> None:
+    """Start first, listen after: the events before the listen come first, nothing is missed."""
     discover = await running.post(
         {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}},
         **{"mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"},
     )
     assert "io.herald/job-events" in discover.json()["result"]["capabilities"]["extensions"]
-    listen = {
-        "jsonrpc": "2.0",
-        "id": 5,
-        "method": "subscriptions/listen",
-        "params": {"notifications": {"io.herald/jobEvents": True}, "_meta": META},
-    }
-    headers = {**HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen"}
-    async with running.client.stream("POST", running.url, json=listen, headers=headers) as response:
-        reader = EventReader(response)
-        ack = await reader.take(limit=1)
-        assert orjson.loads(ack[0].data)["params"]["notifications"] == {"io.herald/jobEvents": True}
-        event(GATES, "tally").set()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "tally", "arguments": {"count": 2}, "_meta": META},
-        }
-        await running.post(
-            call, **{"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "tally"}
-        )
-        frames = await reader.take(limit=5)
+    async with asyncio.timeout(10):
+        job_id = await _start_tally(running)  # held at its gate: created, no more
+        listen = _listen_request({"io.herald/jobEvents": {"jobIds": [job_id]}})
+        async with running.client.stream(
+            "POST", running.url, json=listen, headers=LISTEN_HEADERS
+        ) as response:
+            reader = EventReader(response)
+            ack = await reader.take(limit=1)
+            honoured = orjson.loads(ack[0].data)["params"]["notifications"]
+            assert honoured == {"io.herald/jobEvents": {"jobIds": [job_id]}}
+            first = await reader.take(limit=1)  # what happened before the listen: the job was created
+            event(GATES, "tally").set()
+            frames = first + await reader.take(limit=4)
     events = job_events(frames)
     assert [params["type"] for params in events] == [
         "job.created",
@@ -117,5 +104,48 @@ async def _listen(running: Running) -> None:
         "job.progress",
         "job.completed",
     ]
+    assert {params["jobId"] for params in events} == {job_id}
     messages = [orjson.loads(frame.data) for frame in frames]
     assert {m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] for m in messages} == {5}
+
+
+async def test_listen_is_never_a_firehose(running: Running) -> None:
+    """`true` means "my jobs", and a request without authentication has none: it is not honoured,
+    and that subscription hears nothing of a job another client starts."""
+    listen = _listen_request({"io.herald/jobEvents": True, "resourcesListChanged": True})
+    async with asyncio.timeout(10):
+        async with running.client.stream(
+            "POST", running.url, json=listen, headers=LISTEN_HEADERS
+        ) as response:
+            reader = EventReader(response)
+            ack = orjson.loads((await reader.take(limit=1))[0].data)
+            assert "io.herald/jobEvents" not in ack["params"]["notifications"]
+            job_id = await _start_tally(running)
+            event(GATES, "tally").set()
+            await running.server.job_runner().wait_ended(job_id)
+            running.server.resource("demo://late", mime_type="text/plain")(
+                lambda: "late"
+            )  # a change it asked for
+            heard = orjson.loads((await reader.take(limit=1))[0].data)
+            assert heard["method"] == "notifications/resources/list_changed", "no job event came first"
+
+
+MODERN_HEADERS = {"mcp-protocol-version": "2026-07-28"}
+LISTEN_HEADERS = {**HEADERS, **MODERN_HEADERS, "mcp-method": "subscriptions/listen"}
+
+
+async def _start_tally(running: Running) -> str:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "tally", "arguments": {"count": 2}, "_meta": META},
+    }
+    started = await running.post(call, **MODERN_HEADERS, **{"mcp-method": "tools/call", "mcp-name": "tally"})
+    job_id: str = started.json()["result"]["structuredContent"]["jobId"]
+    return job_id
+
+
+def _listen_request(notifications: dict[str, Any]) -> dict[str, Any]:
+    params = {"notifications": notifications, "_meta": META}
+    return {"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": params}

@@ -298,7 +298,13 @@ async def test_subscriptions_listen_on_one_replica_hears_what_happens_on_the_oth
     replicas: Replicas,
 ) -> None:
     a, b = replicas.a, replicas.b
-    wanted = {"io.herald/jobEvents": True, "resourceSubscriptions": ["demo://note"], "toolsListChanged": True}
+    started = await modern(replicas, a, "tools/call", {"name": "five_steps", "arguments": {}})
+    job_id = started["taskId"]  # the client declares tasks: the job is answered as its task
+    wanted = {
+        "io.herald/jobEvents": {"jobIds": [job_id]},
+        "resourceSubscriptions": ["demo://note"],
+        "toolsListChanged": True,
+    }
     body, headers = modern_request(9, "subscriptions/listen", {"notifications": wanted})
     async with (
         asyncio.timeout(15),
@@ -307,8 +313,6 @@ async def test_subscriptions_listen_on_one_replica_hears_what_happens_on_the_oth
         reader = EventReader(response)
         ack = orjson.loads((await reader.take(limit=1))[0].data)
         assert ack["params"]["notifications"] == wanted
-        started = await modern(replicas, a, "tools/call", {"name": "five_steps", "arguments": {}})
-        job_id = started["taskId"]  # the client declares tasks: the job is answered as its task
         replicas.go_on.set()
         heard: list[dict[str, Any]] = []
         while not heard or heard[-1]["method"] != "notifications/job/completed":
@@ -320,7 +324,7 @@ async def test_subscriptions_listen_on_one_replica_hears_what_happens_on_the_oth
     assert [message["params"]["jobId"] for message in job_events] == [job_id] * 8
     assert [message["params"]["eventId"] for message in job_events] == [
         f"{job_id}:{n}" for n in range(1, 9)
-    ], "the job's events, run on A, once each and in order on B"
+    ], "the job's events, run on A, once each and in order on B (those before the listen replayed)"
     assert [message["method"] for message in heard[-2:]] == [
         "notifications/resources/updated",
         "notifications/tools/list_changed",

@@ -7,8 +7,9 @@ SDK delivered against the server's own record of the job, `get_job_status`:
 * handshake era (`mode="legacy"`): the server sends the session's job events on the session
   (stdio, or the HTTP session's GET stream), and `JobEvents` is all the SDK needs;
 * 2026-07-28 (`mode="auto"`, which must land there): no session, so `JobEvents.listen` opens
-  `subscriptions/listen` with the `io.herald/jobEvents` filter, and the acknowledgement
-  says which filter the server honoured;
+  `subscriptions/listen` with the `io.herald/jobEvents` filter naming the job started, the
+  server sends what it said so far and then the rest, and the acknowledgement says which
+  filter the server honoured (never "every job" for a caller nobody authenticated);
 * what else reaches the client: its own message handler still gets every message but the
   listen's acknowledgement, and an error raised in a listen block comes out as itself;
 * the delivery rules on their own: a real job's events handed to the extension out of
@@ -144,20 +145,32 @@ async def test_handshake_session_brings_the_jobs_events(server: StdioServerParam
 # -- 2026-07-28: subscriptions/listen with the job-events filter ----------------------------------
 
 
-async def test_listen_opened_first_carries_every_event_of_the_job(
+async def test_listen_for_a_started_job_carries_every_event_of_it(
     server: StdioServerParameters | str,
 ) -> None:
+    """The server sends what the named job said before the listen, then the rest: nothing is missed."""
     heard = Heard()
     events = JobEvents(heard)
     async with asyncio.timeout(TIMEOUT_SECONDS), connect(server, "auto", events) as client:
         assert client.protocol_version == MODERN_VERSION
-        async with events.listen(client) as subscription:
-            assert subscription.honored == {JOB_FILTER: True}
+        job_id = await start_job(client)
+        async with events.listen(client, job_ids=[job_id]) as subscription:
+            assert subscription.honored == {JOB_FILTER: {"jobIds": [job_id]}}
             assert subscription.id is not None
-            job_id = await start_job(client)
             followed = await follow(events, job_id)
         await assert_whole_history(client, job_id, followed)
     assert heard.events == followed
+
+
+async def test_listen_for_every_job_is_not_a_firehose(server: StdioServerParameters | str) -> None:
+    """Without authentication nobody owns a 2026-07-28 job: "my jobs" selects none, and says so."""
+    events = JobEvents()
+    async with (
+        asyncio.timeout(TIMEOUT_SECONDS),
+        connect(server, "auto", events) as client,
+        events.listen(client) as subscription,
+    ):
+        assert JOB_FILTER not in subscription.honored
 
 
 async def test_listen_for_a_started_job_names_it_and_follow_fills_in_the_rest(served: ServedProcess) -> None:
@@ -193,11 +206,11 @@ async def test_an_error_in_the_listen_block_comes_out_as_itself() -> None:
     async with asyncio.timeout(TIMEOUT_SECONDS), connect(STDIO, MODERN_VERSION, events) as client:
         # Not wrapped in the ExceptionGroup of the task group that holds the request.
         with pytest.raises(LookupError, match="raised in the block"):
-            async with events.listen(client):
+            async with events.listen(client, job_ids=["j1"]):
                 raise LookupError("raised in the block")
         # The stream was closed, and the next listen is acknowledged as the first was.
-        async with events.listen(client) as subscription:
-            assert subscription.honored == {JOB_FILTER: True}
+        async with events.listen(client, job_ids=["j1"]) as subscription:
+            assert subscription.honored == {JOB_FILTER: {"jobIds": ["j1"]}}
 
 
 async def test_the_clients_own_handler_gets_every_message_but_the_acknowledgement() -> None:
@@ -233,8 +246,11 @@ async def test_the_clients_own_handler_gets_every_message_but_the_acknowledgemen
             async with arrived:
                 await arrived.wait_for(lambda: len(mirrored()) == len(percentages))
             assert mirrored() == percentages
-        async with connect(STDIO, MODERN_VERSION, events) as client, events.listen(client) as subscription:
-            assert subscription.honored == {JOB_FILTER: True}
+        async with (
+            connect(STDIO, MODERN_VERSION, events) as client,
+            events.listen(client, job_ids=["j1"]) as subscription,
+        ):
+            assert subscription.honored == {JOB_FILTER: {"jobIds": ["j1"]}}
     # The listen's acknowledgement was the extension's to take.
     assert not any(isinstance(message, SubscriptionsAcknowledgedNotification) for message in seen)
 
@@ -316,8 +332,9 @@ async def acknowledged(url: str, wanted: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("wanted", "honoured"),
     [
-        ({JOB_FILTER: True, "toolsListChanged": True}, {JOB_FILTER: True, "toolsListChanged": True}),
-        ({JOB_FILTER: {}}, {JOB_FILTER: True}),
+        # "Every job of mine", from a caller nobody authenticated, would be everyone's: left out.
+        ({JOB_FILTER: True, "toolsListChanged": True}, {"toolsListChanged": True}),
+        ({JOB_FILTER: {}}, {}),
         ({JOB_FILTER: {"jobIds": ["a", 1]}}, {JOB_FILTER: {"jobIds": ["a"]}}),
         # Malformed values are left out: a `jobIds` that is not a list is not every job.
         ({JOB_FILTER: {"jobIds": "a"}}, {}),

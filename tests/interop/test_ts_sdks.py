@@ -142,7 +142,7 @@ def test_typescript_sdk(node: str, served: ServedProcess, script: str, era: str,
     if era == "modern":
         listen = summary["listen"]
         # What the server honoured, as it went on the wire: both keys asked for.
-        assert listen["acknowledged"] == {"toolsListChanged": True, JOB_FILTER: True}
+        assert listen["acknowledged"] == {"toolsListChanged": True, JOB_FILTER: {"jobIds": [listen["jobId"]]}}
         # What the v2 client's listen() reports: its closed SubscriptionFilter schema keeps
         # the spec's keys only, so the job-events key never shows in `honoredFilter`.
         assert listen["honoredFilter"] == {"toolsListChanged": True}

@@ -227,7 +227,7 @@ class Server:
         Jobs of other live workers on the same store are left alone; the runner keeps its
         lease renewed and sweeps for stopped workers' jobs until `stop_jobs`.
         """
-        return await self.job_runner().start() if self._uses_jobs else []
+        return await self.job_runner().start() if self.uses_jobs else []
 
     async def stop_jobs(self) -> None:
         """At shutdown: stop running jobs and close the store.
@@ -241,7 +241,7 @@ class Server:
             await self._job_service.store.aclose()
 
     @property
-    def _uses_jobs(self) -> bool:
+    def uses_jobs(self) -> bool:
         return self._job_store is not None or self._job_service is not None
 
     def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]:

@@ -39,6 +39,7 @@ from herald.server.dispatch import respond
 from herald.server.inputs import ClientRequester
 from herald.server.job_notifications import job_notifications
 from herald.server.outbox import Outbox
+from herald.server.principal import Principal
 from herald.server.scope import RequestScope
 from herald.taskgroup import logged
 
@@ -173,19 +174,24 @@ class Connection:
         self._act(self.protocol.receive_data(data), outbox or self.outbox)
 
     def receive_message(
-        self, message: Message | Batch, outbox: Outbox | None = None, headers: dict[str, str] | None = None
+        self,
+        message: Message | Batch,
+        outbox: Outbox | None = None,
+        headers: dict[str, str] | None = None,
+        principal: Principal | None = None,
     ) -> None:
-        self._act(self.protocol.receive(message, headers), outbox or self.outbox)
+        """Handle a decoded message; `principal` is who the transport authenticated it as."""
+        self._act(self.protocol.receive(message, headers), outbox or self.outbox, principal)
 
-    def _act(self, event: Event, outbox: Outbox) -> None:
+    def _act(self, event: Event, outbox: Outbox, principal: Principal | None = None) -> None:
         if isinstance(event, RequestReceived):
             self._tasks[event.request.id] = self.spawn(
-                self._serve(event, outbox, send_reply=True), guarded=False
+                self._serve(event, outbox, send_reply=True, principal=principal), guarded=False
             )
         elif isinstance(event, Answered):
             outbox.send(event.reply)
         elif isinstance(event, BatchReceived):
-            self._act_on_batch(event, outbox)
+            self._act_on_batch(event, outbox, principal)
         elif isinstance(event, CancelRequested):
             if (task := self._tasks.get(event.request_id)) is not None:
                 task.cancel()
@@ -196,17 +202,18 @@ class Connection:
         else:
             logger.debug("ignoring %s", event.reason)
 
-    def _act_on_batch(self, batch: BatchReceived, outbox: Outbox) -> None:
+    def _act_on_batch(self, batch: BatchReceived, outbox: Outbox, principal: Principal | None) -> None:
         replies: list[Reply | asyncio.Task[Reply | None]] = []
         for event in batch.events:
             if isinstance(event, RequestReceived):
-                task = self.spawn(self._serve(event, outbox, send_reply=False), guarded=False)
+                serve = self._serve(event, outbox, send_reply=False, principal=principal)
+                task = self.spawn(serve, guarded=False)
                 self._tasks[event.request.id] = task
                 replies.append(task)
             elif isinstance(event, Answered):
                 replies.append(event.reply)
             else:
-                self._act(event, outbox)
+                self._act(event, outbox, principal)
         if replies:
             self.spawn(self._send_batch_reply(replies, outbox))
 
@@ -220,13 +227,20 @@ class Connection:
         if found:
             outbox.send(found)
 
-    async def _serve(self, received: RequestReceived, outbox: Outbox, *, send_reply: bool) -> Reply | None:
+    async def _serve(
+        self,
+        received: RequestReceived,
+        outbox: Outbox,
+        *,
+        send_reply: bool,
+        principal: Principal | None = None,
+    ) -> Reply | None:
         """Serve one request; with `send_reply` the task sends its reply itself as its last step.
 
         That saves the event-loop turn a done-callback would cost on every call.
         """
         if received.era.stateless:
-            scope = RequestScope.of(received, outbox)
+            scope = RequestScope.of(received, outbox, principal=principal)
         else:
             scope = RequestScope.of(
                 received,
@@ -234,6 +248,7 @@ class Connection:
                 requester=self.requester(outbox),
                 close_stream=getattr(outbox, "close_stream", None),
                 owner=self.owner_id,
+                principal=principal,
             )
         request_id = received.request.id
         try:

@@ -27,6 +27,7 @@ from herald.server.inputs import (
 )
 from herald.server.logging_levels import LogLevel, passes
 from herald.server.outbox import Outbox
+from herald.server.principal import Principal
 
 
 @dataclass(slots=True)
@@ -45,6 +46,8 @@ class Context:
     close_stream_callback: Callable[[], None] | None = None
     #: Who started this request, for delivering the events of jobs it starts.
     owner: str | None = None
+    #: The authenticated caller, if the transport authenticates.
+    principal: Principal | None = None
     #: Inside an MCP task: where input requests park until `tasks/update` answers them.
     task_inputs: TaskInputs | None = None
     #: What the tool's `task_preflight` returned, inside the task it led to.

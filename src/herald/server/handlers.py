@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from herald.jobs.service import JobService
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, ProtocolError, ResourceNotFound
 from herald.protocol.sealing import unseal
@@ -58,6 +59,12 @@ class HandlerHost(NotificationSource, Protocol):
     request_state_ttl: float
     clock: Callable[[], float]
     tasks: TaskManager
+
+    @property
+    def uses_jobs(self) -> bool: ...
+
+    def job_service(self) -> JobService: ...
+
     tool_error_types: tuple[type[BaseException], ...]
 
 
@@ -78,6 +85,7 @@ def make_context(server: HandlerHost, scope: RequestScope) -> Context:
         input_round=input_round(server, scope) if scope.era.stateless else None,
         close_stream_callback=scope.close_stream,
         owner=scope.owner,
+        principal=scope.principal,
         request_id=scope.request.id,
         protocol_version=scope.version,
         client_capabilities=scope.client_capabilities,
@@ -325,9 +333,14 @@ async def set_level(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
 
 async def listen(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     """subscriptions/listen on a message stream: notifications until the client cancels it."""
-    subscription = Subscription(server, scope.request.id, scope.params.get("notifications") or {})
+    wanted = scope.params.get("notifications") or {}
+    subscription = Subscription(
+        server, scope.request.id, wanted, owner=scope.owner, principal=scope.principal
+    )
     scope.outbox.send(subscription.acknowledgement())
     stop = subscription.open(scope.outbox.send)
+    if server.uses_jobs:
+        await subscription.replay(server.job_service().store, scope.outbox.send)
     try:
         await asyncio.Event().wait()  # ends by cancellation: notifications/cancelled, or the stream closing
     finally:

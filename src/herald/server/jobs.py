@@ -33,6 +33,7 @@ from herald.protocol.errors import InvalidParams
 from herald.runtime.context import RESULT_TEMPLATE, JobContext
 from herald.runtime.runner import JobRunner, ShuttingDown, launch_job
 from herald.server.context import Context
+from herald.server.principal import Principal, may_see
 from herald.server.registry import Registry, ToolSpec
 from herald.server.signature import read_signature
 from herald.server.specs import resource_spec, template_spec, tool_spec
@@ -193,10 +194,14 @@ def _over_owner_cap(server: JobHost, owner: str | None) -> ToolResult | None:
     )
 
 
-async def known_job(service: JobService, job_id: str) -> JobRecord:
-    """The job a tool was asked about; an unknown id is the caller's mistake (-32602)."""
+async def known_job(service: JobService, job_id: str, principal: Principal | None) -> JobRecord:
+    """The job a tool was asked about; an unknown id is the caller's mistake (-32602).
+
+    A job the caller may not see (another principal's, with authentication on) is answered
+    exactly as an unknown one, so the answer does not tell that it exists.
+    """
     try:
-        return await service.get(job_id)
+        job = await service.get(job_id)
     except ExpiredJob:
         raise InvalidParams(
             f"Unknown job: {job_id!r} expired. Finished jobs are kept for a while, then forgotten "
@@ -204,18 +209,22 @@ async def known_job(service: JobService, job_id: str) -> JobRecord:
         ) from None
     except UnknownJob:
         raise InvalidParams(f"Unknown job: {job_id!r}") from None
+    if not may_see(job.owner, principal):
+        raise InvalidParams(f"Unknown job: {job_id!r}")
+    return job
 
 
 def install_job_support(server: JobHost) -> None:
     """The tools and resources every server with jobs offers."""
 
     async def get_job_status(
+        ctx: Context,
         job_id: Annotated[str, Field(alias="jobId", description="The id a job tool returned")],
         cursor: Annotated[str | None, Field(description="nextCursor of the previous answer")] = None,
     ) -> ToolResult:
         """The status of a job and its events since `cursor` (all of them without one), oldest first."""
         service = server.job_service()
-        job = await known_job(service, job_id)
+        job = await known_job(service, job_id, ctx.principal)
         listing = f"job-events:{job_id}"
         after = decode_cursor(listing, cursor) if cursor else 0
         events = await service.store.events_after(job_id, after)
@@ -239,19 +248,27 @@ def install_job_support(server: JobHost) -> None:
         return ToolResult([text(summary)], structured=status)
 
     async def cancel_job(
+        ctx: Context,
         job_id: Annotated[str, Field(alias="jobId", description="The job to cancel")],
     ) -> str:
         """Cancel a pending or running job. Cancelling a finished job changes nothing."""
         service = server.job_service()
-        job = await known_job(service, job_id)
+        job = await known_job(service, job_id, ctx.principal)
         if job.terminal:
             return f"Job {job_id} has already ended: {job.status}."
         if not server.job_runner().cancel(job_id):
             await _quietly(service.cancel(job_id, "cancelled on request"))
         return f"Job {job_id} is being cancelled."
 
-    async def job_result(job_id: str, name: str) -> list[dict[str, Any]]:
-        found = await server.job_service().store.get_result(job_id, name)
+    async def job_result(ctx: Context, job_id: str, name: str) -> list[dict[str, Any]]:
+        service = server.job_service()
+        try:
+            job = await service.get(job_id)
+        except (UnknownJob, ExpiredJob):
+            raise KeyError(name) from None
+        if not may_see(job.owner, ctx.principal):
+            raise KeyError(name)  # the same answer as for a job that does not exist
+        found = await service.store.get_result(job_id, name)
         if found is None:
             raise KeyError(name)
         mime_type, data = found
@@ -304,11 +321,12 @@ def open_job_tools_to_widgets(server: JobHost) -> None:
         server.registry.add_tool(opened)
 
     async def get_job_result(
+        ctx: Context,
         job_id: Annotated[str, Field(alias="jobId", description="A completed job")],
     ) -> ToolResult:
         """The result document of a completed job, as structured content (for widgets)."""
         service = server.job_service()
-        job = await known_job(service, job_id)
+        job = await known_job(service, job_id, ctx.principal)
         if job.status != "completed" or not job.result_uri:
             return ToolResult(
                 [text(f"Job {job_id} is {job.status}; it has a result only once it has completed.")],

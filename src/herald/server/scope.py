@@ -11,6 +11,7 @@ from herald.protocol.messages import Request
 from herald.protocol.versions import Era
 from herald.server.inputs import ClientRequester
 from herald.server.outbox import Outbox
+from herald.server.principal import Principal
 
 __all__ = ["ClientSession", "RequestScope"]
 
@@ -31,6 +32,8 @@ class RequestScope:
     requester: ClientRequester | None = None
     close_stream: Callable[[], None] | None = None
     owner: str | None = None
+    #: The authenticated caller, when the transport authenticates (HTTP with OAuth).
+    principal: Principal | None = None
 
     @classmethod
     def of(
@@ -41,6 +44,7 @@ class RequestScope:
         requester: ClientRequester | None = None,
         close_stream: Callable[[], None] | None = None,
         owner: str | None = None,
+        principal: Principal | None = None,
     ) -> RequestScope:
         """The scope of a request the protocol connection accepted."""
         return cls(
@@ -55,7 +59,8 @@ class RequestScope:
             session=received.session,
             requester=requester,
             close_stream=close_stream,
-            owner=owner,
+            owner=principal.owner if principal is not None else owner,
+            principal=principal,
         )
 
     @property

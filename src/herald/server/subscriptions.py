@@ -13,6 +13,13 @@ extension's key sits beside the spec's four, as the Tasks extension (SEP-2663) p
 `taskIds` there. Clients that read the filter with a closed schema drop such keys: the
 TypeScript SDK's `listen()` (`@modelcontextprotocol/client` 2.4.0) reports `honoredFilter`
 as `{}` when only `io.herald/jobEvents` was honoured, though the key is on the wire.
+
+Job events are never a firehose. `{"io.herald/jobEvents": true}` selects the jobs the
+subscriber owns, so it is honoured only for a subscriber with an identity (an
+authenticated principal); `{"jobIds": [...]}` selects the jobs named, and only those the
+subscriber may see (`herald.server.principal.may_see`). A named job's events so far are
+sent first, so a client may start a job, then listen, and miss nothing; an event may then
+come twice, and clients key events by `eventId`.
 """
 
 from __future__ import annotations
@@ -23,11 +30,15 @@ from typing import Any, Protocol
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobListener
+from herald.jobs.store import JobStore
 from herald.protocol.messages import Notification, RequestId
 from herald.protocol.versions import Era
 from herald.server.jobs import JOB_EVENTS_EXTENSION, JOB_EVENTS_FILTER
+from herald.server.principal import Principal, may_see
 
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+#: Job ids one subscription may name (each one's events so far are read when it opens).
+MAX_NAMED_JOBS = 100
 #: Hears a server-initiated notification, with the resource URI of a resource update.
 NotificationListener = Callable[[Notification, str | None], None]
 
@@ -49,7 +60,9 @@ class NotificationSource(Protocol):
     def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]: ...
 
 
-def agreed_filter(server: NotificationSource, wanted: dict[str, Any]) -> dict[str, Any]:
+def agreed_filter(
+    server: NotificationSource, wanted: dict[str, Any], owner: str | None = None
+) -> dict[str, Any]:
     """The part of a requested filter the server offers.
 
     A key is honoured only when its value has the type the filter defines (`true` for a
@@ -62,6 +75,8 @@ def agreed_filter(server: NotificationSource, wanted: dict[str, Any]) -> dict[st
         if wanted.get(flag) is True and capabilities.get(capability, {}).get("listChanged")
     }
     jobs = job_filter(wanted.get(JOB_EVENTS_FILTER))
+    if jobs is True and not owner:
+        jobs = None  # "all my jobs" from a subscriber with no identity would be everyone's jobs
     if jobs is not None and JOB_EVENTS_EXTENSION in capabilities.get("extensions", {}):
         agreed[JOB_EVENTS_FILTER] = jobs
     uris = wanted.get("resourceSubscriptions")
@@ -73,9 +88,10 @@ def agreed_filter(server: NotificationSource, wanted: dict[str, Any]) -> dict[st
 def job_filter(wanted: Any) -> bool | dict[str, list[str]] | None:
     """What an `io.herald/jobEvents` value asks for: every job (`True`), some, or nothing (None).
 
-    `true` and an object without `jobIds` mean every job; `{"jobIds": [...]}` the jobs
-    named (its non-string entries dropped). A `jobIds` that is not a list names no job the
-    server can tell, so it is not honoured, rather than read as every job.
+    `true` and an object without `jobIds` mean every job of the subscriber's; `{"jobIds":
+    [...]}` the jobs named (its non-string entries dropped, at most `MAX_NAMED_JOBS`). A
+    `jobIds` that is not a list names no job the server can tell, so it is not honoured,
+    rather than read as every job.
     """
     if wanted is True:
         return True
@@ -86,23 +102,35 @@ def job_filter(wanted: Any) -> bool | dict[str, list[str]] | None:
     ids = wanted["jobIds"]
     if not isinstance(ids, list):
         return None
-    return {"jobIds": [job_id for job_id in ids if isinstance(job_id, str)]}
+    return {"jobIds": [job_id for job_id in ids if isinstance(job_id, str)][:MAX_NAMED_JOBS]}
 
 
 class Subscription:
     """One listen request: its agreed filter, and the notifications that match it."""
 
     def __init__(
-        self, server: NotificationSource, subscription_id: RequestId, wanted: dict[str, Any]
+        self,
+        server: NotificationSource,
+        subscription_id: RequestId,
+        wanted: dict[str, Any],
+        *,
+        owner: str | None = None,
+        principal: Principal | None = None,
     ) -> None:
         self.server = server
         self.id = subscription_id
-        self.agreed = agreed_filter(server, wanted)
+        self.owner = owner
+        self.principal = principal
+        self.agreed = agreed_filter(server, wanted, owner)
         self._methods = {LIST_FLAGS[flag][0] for flag in self.agreed if flag in LIST_FLAGS}
         self._uris = set(self.agreed.get("resourceSubscriptions", []))
         jobs = self.agreed.get(JOB_EVENTS_FILTER)
         self._jobs = bool(jobs)
         self._job_ids = set(jobs["jobIds"]) if isinstance(jobs, dict) else None
+        #: Live events of named jobs that wait for `replay` to send what came before them.
+        self._held: list[tuple[str, JobEvent]] | None = [] if self._job_ids else None
+        #: The last event sent of each named job: a job's events go out once each, in order.
+        self._sent: dict[str, int] = {}
 
     def tagged(self, method: str, params: dict[str, Any]) -> Notification:
         return Notification(method, {**params, "_meta": {SUBSCRIPTION_KEY: self.id}})
@@ -120,8 +148,12 @@ class Subscription:
                 deliver(self.tagged(notification.method, notification.params or {}))
 
         def on_job_event(job: JobRecord, event: JobEvent) -> None:
-            if self._jobs and (self._job_ids is None or job.job_id in self._job_ids):
-                deliver(self.tagged(event.method, event.to_params()))
+            if not self.wants(job):
+                return
+            if self._held is not None:  # the replay is still reading what came before
+                self._held.append((job.job_id, event))
+            else:
+                self._deliver_once(job.job_id, event, deliver)
 
         stops = [self.server.add_listener(on_notification), self.server.add_job_listener(on_job_event)]
 
@@ -130,3 +162,34 @@ class Subscription:
                 each()
 
         return stop
+
+    def wants(self, job: JobRecord) -> bool:
+        """Whether this subscription delivers the job's events: named and visible, or owned."""
+        if not self._jobs:
+            return False
+        if self._job_ids is not None:
+            return job.job_id in self._job_ids and may_see(job.owner, self.principal)
+        return bool(self.owner) and job.owner == self.owner
+
+    async def replay(self, store: JobStore, deliver: Callable[[Notification], None]) -> None:
+        """The events so far of the jobs the subscription names (those it may see), then the live
+        ones that came meanwhile and were held, so each job's events go out in order."""
+        try:
+            for job_id in sorted(self._job_ids or ()):
+                job = await store.get(job_id)
+                if job is None or not self.wants(job):
+                    continue
+                for event in await store.events_after(job_id, 0):
+                    self._deliver_once(job_id, event, deliver)
+        finally:
+            held, self._held = self._held or [], None
+            for job_id, event in held:
+                self._deliver_once(job_id, event, deliver)
+
+    def _deliver_once(self, job_id: str, event: JobEvent, deliver: Callable[[Notification], None]) -> None:
+        """Deliver a named job's event unless one at or after it went out (a replayed one, say)."""
+        if self._job_ids is not None:
+            if event.sequence <= self._sent.get(job_id, 0):
+                return
+            self._sent[job_id] = event.sequence
+        deliver(self.tagged(event.method, event.to_params()))

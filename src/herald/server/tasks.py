@@ -41,6 +41,7 @@ from herald.runtime.context import JobContext, JobFailure
 from herald.runtime.runner import JobRunner, ShuttingDown, launch_job
 from herald.server.context import Context
 from herald.server.inputs import TaskInputs
+from herald.server.principal import Principal, may_see
 from herald.server.registry import Registry, ToolSpec
 from herald.server.scope import RequestScope
 from herald.server.stored_inputs import StoredInputs, leave_answers, stored_requests
@@ -191,13 +192,17 @@ class TaskManager:
         """The core shape of a task."""
         return Task(**self.fields(job, pending))
 
-    async def job(self, task_id: object) -> JobRecord:
+    async def job(self, task_id: object, principal: Principal | None = None) -> JobRecord:
+        """The task's job; another principal's task is answered as an unknown one."""
         if not isinstance(task_id, str):
             raise InvalidParams("Invalid params: 'taskId' must be a string")
         try:
-            return await self.server.job_service().get(task_id)
+            job = await self.server.job_service().get(task_id)
         except UnknownJob:
             raise InvalidParams(f"Unknown task: {task_id!r}") from None
+        if not may_see(job.owner, principal):
+            raise InvalidParams(f"Unknown task: {task_id!r}")
+        return job
 
     async def result(self, job: JobRecord) -> dict[str, Any]:
         """The tool's result for a completed task, the same in both shapes."""
@@ -229,7 +234,7 @@ class TaskManager:
 
     async def get(self, scope: RequestScope) -> dict[str, Any]:
         self.require_extension(scope)
-        job = await self.job(scope.params.get("taskId"))
+        job = await self.job(scope.params.get("taskId"), scope.principal)
         pending = await self.waiting_on(job)
         if not scope.era.stateless:
             return wire(GetTaskResult(**self.fields(job, pending)))
@@ -246,7 +251,7 @@ class TaskManager:
 
     async def update(self, scope: RequestScope) -> dict[str, Any]:
         self.require_extension(scope)
-        job = await self.job(scope.params.get("taskId"))
+        job = await self.job(scope.params.get("taskId"), scope.principal)
         responses = scope.params.get("inputResponses")
         if not isinstance(responses, dict) or job.terminal:
             return {"resultType": "complete"}
@@ -267,7 +272,7 @@ class TaskManager:
         instead (cancelling is only a request there), so the extension answers the same ack.
         """
         self.require_extension(scope)
-        job = await self.job(scope.params.get("taskId"))
+        job = await self.job(scope.params.get("taskId"), scope.principal)
         if job.terminal and not scope.era.stateless:
             raise InvalidParams(_not_cancellable(job))
         if not job.terminal and not self.server.job_runner().cancel(job.job_id):
@@ -285,7 +290,7 @@ class TaskManager:
             raise MethodNotFound(
                 "Method not found: tasks/result does not exist in protocol version 2026-07-28"
             )
-        job = await self._until_ended((await self.job(scope.params.get("taskId"))).job_id)
+        job = await self._until_ended((await self.job(scope.params.get("taskId"), scope.principal)).job_id)
         if job.status == "completed":
             result = await self.result(job)
         elif self.starts_job(job):  # the tool's own answer, with the job's error in it

@@ -5,7 +5,7 @@
 // 2025-11-25 wire codec knows though it has no helper for it: the requests go through
 // `client.request` with the SDK's own schemas of their results.
 // 2026-07-28 (`--era modern`): no session, so the client opens `subscriptions/listen` with
-// the `io.herald/jobEvents` filter before starting the job; the stream's notifications
+// the `io.herald/jobEvents` filter naming the job it started; the stream's notifications
 // reach the same handlers. `listen()` reports the honoured filter as this client parses
 // it; the acknowledgement as it came off the wire is reported beside it. This client has
 // no 2026-07-28 tasks (the Tasks extension), so there it does not try them.
@@ -78,12 +78,16 @@ await finish(client, async () => {
         ...(await exercise(client))
     };
     if (options.era === 'modern') {
-        const subscription = await client.listen({ toolsListChanged: true, 'io.herald/jobEvents': true }, { timeout: REQUEST_TIMEOUT_MS });
+        // Start, then listen naming the job: the server sends what it said so far, then the rest.
+        const jobId = await startJob(client);
+        const filter = { toolsListChanged: true, 'io.herald/jobEvents': { jobIds: [jobId] } };
+        const subscription = await client.listen(filter, { timeout: REQUEST_TIMEOUT_MS });
         summary.listen = {
+            jobId,
             honoredFilter: subscription.honoredFilter,
             acknowledged: wire.find(message => message.method === ACKNOWLEDGED)?.params.notifications
         };
-        summary.job = await followJob(client, log, await startJob(client));
+        summary.job = await followJob(client, log, jobId);
         await subscription.close();
     } else {
         summary.job = await followJob(client, log, await startJob(client));

@@ -1,0 +1,41 @@
+"""Who a request comes from, and who may see a job.
+
+Every job, task and result belongs to a principal: with authentication, the subject of the
+request's access token; without it, the handshake-era session that started the job (which
+hears its events), or, for a 2026-07-28 request, nobody in particular, since it has no
+session. Without authentication a job id is a capability: 128 random bits (see
+`herald.jobs.service.JOB_ID_BYTES`) that whoever holds them may use, as the CLI does when it
+follows a job from a new connection. With authentication, only the job's owner sees it,
+and anyone else is told exactly what an unknown id would tell them.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """An authenticated caller: who issued its token, for whom, and what it may do."""
+
+    issuer: str
+    subject: str
+    scopes: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def owner(self) -> str:
+        """The owner id of this principal's jobs: the same for every session and replica it uses,
+        and not its subject, which the id is stored beside."""
+        digest = hashlib.sha256(f"{self.issuer}\0{self.subject}".encode()).hexdigest()
+        return f"sub-{digest[:32]}"
+
+
+def may_see(job_owner: str | None, principal: Principal | None) -> bool:
+    """Whether a caller may see (read, follow, cancel) a job of `job_owner`.
+
+    Without authentication the id alone is enough; with it, the job must be the caller's.
+    """
+    return principal is None or job_owner == principal.owner
