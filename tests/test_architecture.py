@@ -34,7 +34,10 @@ ALLOWED = {
         "herald.jobs",
         "herald.transports",
         "herald.wire",
+        "herald.auth",
     },
+    # Checking access tokens: who a token stands for is the server's `Principal`.
+    "herald.auth": {"herald.auth", "herald.server"},
     # The message log: its format, writer, reader and HTTP recorder. Below the transports,
     # which write it for `--message-log`; it knows JSON-RPC framing (SSE) and nothing more.
     "herald.wire": {"herald.protocol"},

@@ -216,6 +216,8 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
         ),
         ui=ToolUI(widget, invoking="Starting the bulk analysis…", invoked="Bulk analysis started"),
         resumable=True,
+        # It reads a list of people: where tokens are asked for, one must grant this too.
+        scopes=["giftgenius:bulk"],
     )
     async def start_bulk_gift_analysis(
         ctx: JobContext,

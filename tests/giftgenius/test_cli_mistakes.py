@@ -321,3 +321,62 @@ def test_ctrl_c_in_the_terminal_cancels_a_job_of_the_private_server(tmp_path: Pa
     assert bulk.wait(timeout=60) == 130, rest
     assert "Cancelled." in rest
     assert "Traceback" not in rest
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["--auth-issuer", "https://login.example.com"], "--auth-issuer and --auth-audience go together"),
+        (["--auth-scope", "gifts"], "need --auth-issuer"),
+        (
+            ["--auth-issuer", "http://login.example.com", "--auth-audience", "https://gifts.example.com/mcp"],
+            "must use https",
+        ),
+        (
+            ["--auth-issuer", "https://login.example.com", "--auth-audience", "gifts.example.com"],
+            "must be an absolute https URL",
+        ),
+        (
+            [
+                "--stdio",
+                "--auth-issuer",
+                "https://login.example.com",
+                "--auth-audience",
+                "https://g.example/mcp",
+            ],
+            "a stdio server has no tokens to check",
+        ),
+        (
+            [
+                "--auth-issuer",
+                "https://login.example.com",
+                "--auth-audience",
+                "https://g.example/mcp",
+                "--auth-introspection",
+                "https://login.example.com/introspect",
+            ],
+            "needs --auth-client-id and --auth-client-secret",
+        ),
+    ],
+    ids=["issuer-alone", "scope-alone", "http-issuer", "audience-not-a-url", "stdio", "introspection-alone"],
+)
+def test_authentication_flags_that_do_not_add_up(flags: list[str], words: str) -> None:
+    check(run("serve", *flags, "--store", "memory", "--port", str(free_port())), words)
+
+
+def test_every_interface_without_authentication_is_warned_about() -> None:
+    port = free_port()
+    argv = [*GIFTGENIUS, "serve", "--host", "0.0.0.0", "--port", str(port), "--store", "memory"]
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        banner = ""
+        while "connect a client" not in banner:
+            line = process.stderr.readline()
+            assert line, banner
+            banner += line
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    assert "warning: no authentication on 0.0.0.0" in banner
+    assert "read or cancel any job whose id they learn" in banner

@@ -22,6 +22,7 @@ from giftgenius.cli.problems import UserError
 from herald.cli.checks import ALL_INTERFACES, bind, shown_host, writable
 
 if TYPE_CHECKING:
+    from herald.auth.config import AuthConfig
     from herald.stores.location import Stores
     from herald.transports.http import HttpConfig
     from herald.wire.writer import MessageLog
@@ -134,6 +135,47 @@ def serve(
     keepalive_timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds an idle kept-alive connection stays open.")
     ] = 5.0,
+    auth_issuer: Annotated[
+        str | None,
+        typer.Option(
+            help="Ask every HTTP request for an OAuth access token from this authorization server "
+            "(its issuer URL); give --auth-audience too.",
+            rich_help_panel="Authentication",
+        ),
+    ] = None,
+    auth_audience: Annotated[
+        str | None,
+        typer.Option(
+            help="This server's public URL, e.g. https://gifts.example.com/mcp: the audience its tokens "
+            "must be issued for.",
+            rich_help_panel="Authentication",
+        ),
+    ] = None,
+    auth_scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A scope every request's token must grant (repeat it).", rich_help_panel="Authentication"
+        ),
+    ] = None,
+    auth_jwks_uri: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the issuer's keys are, if its metadata does not say.",
+            rich_help_panel="Authentication",
+        ),
+    ] = None,
+    auth_introspection: Annotated[
+        str | None,
+        typer.Option(
+            help="Check opaque tokens at this introspection endpoint (RFC 7662) instead of as JWTs; "
+            "with --auth-client-id and --auth-client-secret.",
+            rich_help_panel="Authentication",
+        ),
+    ] = None,
+    auth_client_id: Annotated[str | None, typer.Option(hidden=True)] = None,
+    auth_client_secret: Annotated[
+        str | None, typer.Option(hidden=True, envvar="GIFTGENIUS_AUTH_CLIENT_SECRET")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -142,7 +184,19 @@ def serve(
         writable(message_log, "--message-log")
     if no_worker:
         _require_shared_store(store, "--no-worker")
+    auth = _auth_config(
+        auth_issuer,
+        auth_audience,
+        auth_scope or [],
+        auth_jwks_uri,
+        auth_introspection,
+        auth_client_id,
+        auth_client_secret,
+    )
+    if auth is not None and stdio:
+        raise UserError("--auth-issuer protects the HTTP endpoint; a stdio server has no tokens to check")
     limits = {
+        "auth": auth,
         "max_connections": max_connections,
         "max_streams_per_session": max_streams_per_session,
         "header_timeout": header_timeout,
@@ -192,6 +246,18 @@ def serve(
                 "or --allow-host with the address they use",
                 file=sys.stderr,
             )
+        if auth is not None:
+            print(
+                f"  every request needs an access token from {auth.issuer} for {auth.audience}",
+                file=sys.stderr,
+            )
+        elif host not in LOOPBACK:
+            print(
+                f"  warning: no authentication on {host}: whoever reaches this port can call every tool, "
+                "start jobs, and read or cancel any job whose id they learn; add --auth-issuer and "
+                "--auth-audience, or serve on 127.0.0.1 behind a proxy that authenticates",
+                file=sys.stderr,
+            )
         if message_log is not None:
             print(f"  messages are recorded to {message_log.resolve()}", file=sys.stderr)
         print(
@@ -207,6 +273,50 @@ def serve(
         sock=listening,
         message_log=_open_log(message_log),
     )
+
+
+#: Addresses that only this machine can reach: no warning about serving without authentication.
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _auth_config(
+    issuer: str | None,
+    audience: str | None,
+    scopes: list[str],
+    jwks_uri: str | None,
+    introspection: str | None,
+    client_id: str | None,
+    client_secret: str | None,
+) -> AuthConfig | None:
+    """The OAuth settings the flags ask for, checked now: a mistake is said before anything starts."""
+    from herald.auth.config import AuthConfig, Introspection
+
+    if issuer is None and audience is None:
+        if scopes or jwks_uri or introspection:
+            raise UserError("--auth-scope, --auth-jwks-uri and --auth-introspection need --auth-issuer")
+        return None
+    if issuer is None or audience is None:
+        raise UserError(
+            "--auth-issuer and --auth-audience go together",
+            "e.g. --auth-issuer https://login.example.com --auth-audience https://gifts.example.com/mcp",
+        )
+    checker = None
+    if introspection is not None:
+        if not client_id or not client_secret:
+            raise UserError("--auth-introspection needs --auth-client-id and --auth-client-secret")
+        checker = Introspection(introspection, client_id, client_secret)
+    try:
+        return AuthConfig(
+            issuer=issuer,
+            audience=audience,
+            required_scopes=frozenset(scopes),
+            scopes_supported=frozenset({"giftgenius:bulk"}),
+            jwks_uri=jwks_uri,
+            introspection=checker,
+            resource_name="GiftGenius",
+        )
+    except ValueError as exc:
+        raise UserError(f"--auth-{str(exc).replace('_', '-')}") from None
 
 
 def _open_log(path: Path | None) -> MessageLog | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from herald.jobs.events import JobEvent
@@ -113,6 +113,12 @@ class Server:
         self._owned_job_listeners: dict[str, Listeners[[JobRecord, JobEvent]]] = {}
         #: owner -> its jobs that have not ended, as this process heard of them.
         self._open_jobs: dict[str, set[str]] = {}
+        #: "tool:NAME", "resource:URI", "template:URI_TEMPLATE", "prompt:NAME" -> the OAuth scopes
+        #: a caller needs for it, where the transport authenticates callers.
+        self.scopes: dict[str, frozenset[str]] = {}
+        #: Set by a transport that asks for OAuth tokens: the scopes every request needs. Tools
+        #: then carry `securitySchemes`, and `tools/list` says which scopes each one needs.
+        self.oauth_scopes: frozenset[str] | None = None
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -292,6 +298,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         ui: Widget | ToolUI | None = None,
         resumable: bool = False,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register an async function as a job: a tool that answers at once with a job id.
 
@@ -308,6 +315,7 @@ class Server:
 
         def register(target: F) -> F:
             tool_name = name or target.__name__
+            self._declare_scopes("tool", tool_name, scopes)
             context_name = read_signature(target, JobContext).context_parameter
             self._job_functions[tool_name] = JobFunction(target, context_name, resumable)
             if not self.registry.tools.get("get_job_status"):
@@ -386,6 +394,7 @@ class Server:
         task_support: str | None = None,
         task_preflight: Callable[..., Any] | None = None,
         ui: Widget | ToolUI | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -403,6 +412,7 @@ class Server:
         task_support: str | None = None,
         task_preflight: Callable[..., Any] | None = None,
         ui: Widget | ToolUI | None = None,
+        scopes: Iterable[str] = (),
     ) -> Any:
         """Register a tool. Arguments and output schemas come from type hints unless given.
 
@@ -410,10 +420,12 @@ class Server:
         `task_preflight(ctx)` runs before such a task is created and may ask the client for
         input (a 2026-07-28 multi-round request); what it returns reaches the tool as
         `ctx.preflight`. `ui` renders the tool's results in a widget, or says who may call
-        it (see `ToolUI`); both hosts' metadata is written from it.
+        it (see `ToolUI`); both hosts' metadata is written from it. `scopes` are the OAuth
+        scopes a caller's token must grant to call it, where the transport authenticates.
         """
 
         def register(target: F) -> F:
+            self._declare_scopes("tool", name or target.__name__, scopes)
             self.registry.add_tool(
                 tool_spec(
                     target,
@@ -447,10 +459,12 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a resource at a fixed URI; the function returns str, bytes or JSON data."""
 
         def register(target: F) -> F:
+            self._declare_scopes("resource", uri, scopes)
             self.registry.add_resource(
                 resource_spec(
                     target,
@@ -480,6 +494,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         complete: dict[str, Completer] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a URI template; its variables become the function's keyword arguments.
 
@@ -488,6 +503,7 @@ class Server:
         """
 
         def register(target: F) -> F:
+            self._declare_scopes("template", uri_template, scopes)
             self.registry.add_template(
                 template_spec(
                     target,
@@ -515,10 +531,12 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         complete: dict[str, Completer] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt; its string parameters are the prompt's arguments."""
 
         def register(target: F) -> F:
+            self._declare_scopes("prompt", name or target.__name__, scopes)
             self.registry.add_prompt(
                 prompt_spec(
                     target,
@@ -536,6 +554,41 @@ class Server:
 
     def remove_prompt(self, name: str) -> None:
         self.registry.remove_prompt(name)
+
+    # -- authorization -------------------------------------------------------------------
+
+    def _declare_scopes(self, kind: str, name: str, scopes: Iterable[str]) -> None:
+        wanted = frozenset(scopes)
+        if isinstance(scopes, str) or any(not isinstance(scope, str) or not scope for scope in wanted):
+            raise TypeError(f"scopes of {kind} {name!r} must be a list of scope names, not {scopes!r}")
+        if wanted:
+            self.scopes[f"{kind}:{name}"] = wanted
+        else:
+            self.scopes.pop(f"{kind}:{name}", None)
+
+    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> frozenset[str]:
+        """The scopes a request needs beyond the server's own: those of the tool, resource,
+        template or prompt it names (none for anything else)."""
+        if not self.scopes or not isinstance(params, Mapping):
+            return frozenset()
+        if method in ("tools/call", "prompts/get"):
+            kind = "tool" if method == "tools/call" else "prompt"
+            return self.scopes.get(f"{kind}:{params.get('name')}", frozenset())
+        if method == "resources/read" and isinstance(params.get("uri"), str):
+            uri = params["uri"]
+            if self.registry.find_resource(uri) is not None:
+                return self.scopes.get(f"resource:{uri}", frozenset())
+            found = self.registry.find_template(uri)
+            if found is not None:
+                return self.scopes.get(f"template:{found[0].uri_template}", frozenset())
+        return frozenset()
+
+    def security_schemes(self, tool: str) -> list[dict[str, Any]] | None:
+        """A tool's `securitySchemes` (ChatGPT's Apps SDK), when the transport asks for tokens."""
+        if self.oauth_scopes is None:
+            return None
+        scopes = sorted(self.oauth_scopes | self.scopes.get(f"tool:{tool}", frozenset()))
+        return [{"type": "oauth2", "scopes": scopes}]
 
 
 def _configured_state_key() -> bytes | None:

@@ -83,7 +83,22 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
         add_stateless_fields(server, method, result)
     if result.get("resultType") == "task" or (method == "tools/call" and "task" in result):
         return result  # a created task: the shape of the tasks extension, which the wire types do not list
-    return serialize_result(method, scope.version, result)
+    serialized = serialize_result(method, scope.version, result)
+    if method == "tools/list" and server.oauth_scopes is not None:
+        add_security_schemes(server, serialized)
+    return serialized
+
+
+def add_security_schemes(server: Server, result: dict[str, Any]) -> None:
+    """Each tool's `securitySchemes` (ChatGPT's Apps SDK), where the server asks for tokens.
+
+    Added after the result is shaped by the schema, which does not define the field: hosts
+    read it beside the tool's name, and older ones in `_meta`.
+    """
+    for tool in result.get("tools", []):
+        schemes = server.security_schemes(tool["name"])
+        tool["securitySchemes"] = schemes
+        tool["_meta"] = {**tool.get("_meta", {}), "securitySchemes": schemes}
 
 
 def add_stateless_fields(server: Server, method: str, result: dict[str, Any]) -> None:

@@ -12,13 +12,19 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route, Router
 
+from herald.auth.config import AuthConfig
+from herald.auth.resource import WELL_KNOWN, metadata, metadata_path
+from herald.auth.tokens import verifier_for
 from herald.protocol.hosts import HostAllowList
 from herald.server.app import Server
 from herald.stores.eventlog import EventLog
 from herald.stores.memory import MemoryEventLog
 from herald.stores.sessions import SessionStore
+from herald.transports.http.auth import Gate
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
 from herald.transports.http.page import FrontDoor
@@ -61,7 +67,11 @@ def create_app(
         max_message_bytes=config.max_body_bytes,
         store=sessions,
     )
-    endpoint = MCPEndpoint(server, config, registry, event_log)
+    verifier = verifier_for(config.auth) if config.auth is not None else None
+    gate = Gate(config.auth, verifier) if config.auth is not None and verifier is not None else None
+    endpoint = MCPEndpoint(server, config, registry, event_log, gate)
+    if config.auth is not None:
+        server.oauth_scopes = config.auth.required_scopes
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -79,9 +89,14 @@ def create_app(
         finally:
             await server.stop_jobs()
             await event_log.aclose()
+            if verifier is not None:
+                await verifier.aclose()
 
+    routes = [Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])]
+    if config.auth is not None:
+        routes += metadata_routes(config.auth)
     app = Starlette(
-        routes=[Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])],
+        routes=routes,
         middleware=[
             *([Middleware(RecordingMiddleware, log=message_log)] if message_log is not None else []),
             _cors(config),
@@ -95,6 +110,18 @@ def create_app(
     )
     app.state.sessions = registry
     return app
+
+
+def metadata_routes(auth: AuthConfig) -> list[Route]:
+    """The protected resource metadata (RFC 9728), at the well-known path and at the one with the
+    resource's own path appended, which clients of the 2025-11-25 revision try first."""
+    document = metadata(auth)
+
+    async def serve_metadata(request: Request) -> JSONResponse:
+        return JSONResponse(document, headers={"cache-control": "public, max-age=3600"})
+
+    paths = dict.fromkeys([metadata_path(auth), WELL_KNOWN])
+    return [Route(path, serve_metadata, methods=["GET"]) for path in paths]
 
 
 def _cors(config: HttpConfig) -> Middleware:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
+from herald.auth.config import AuthConfig
 from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES
 from herald.protocol.hosts import LOOPBACK_HOSTS, HostAllowList
 
@@ -41,6 +42,8 @@ class HttpConfig:
     max_connections: int = 1000
     #: Event streams one session may hold open at once (its GET stream and POST answers).
     max_streams_per_session: int = 32
+    #: Ask every request for an OAuth access token (see `herald.auth`); None: no authentication.
+    auth: AuthConfig | None = None
 
     def __post_init__(self) -> None:
         for origin in sorted(self.cors_origins):

@@ -31,10 +31,11 @@ from herald.protocol.http import (
     require_session_id,
     route_post,
 )
-from herald.protocol.messages import ErrorResponse, Request
+from herald.protocol.messages import ErrorResponse, Message, Request
 from herald.protocol.sse import encode_comment, encode_event
 from herald.server.app import Server
 from herald.server.connection import Connection
+from herald.server.principal import Principal
 from herald.stores.eventlog import EventLog
 from herald.taskgroup import task_group
 from herald.transports.http.asgi import (
@@ -51,6 +52,7 @@ from herald.transports.http.asgi import (
     start_stream,
     wait_for_disconnect,
 )
+from herald.transports.http.auth import Gate, Refused
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.page import PAGE_HEADERS, endpoint_url, render_page, wants_page
 from herald.transports.http.protocol import TARGET_AUTHORITY
@@ -71,33 +73,46 @@ logger = logging.getLogger("herald.http")
 class MCPEndpoint:
     """The ASGI callable serving the MCP endpoint."""
 
-    def __init__(self, server: Server, config: HttpConfig, sessions: SessionRegistry, log: EventLog) -> None:
+    def __init__(
+        self,
+        server: Server,
+        config: HttpConfig,
+        sessions: SessionRegistry,
+        log: EventLog,
+        gate: Gate | None = None,
+    ) -> None:
         self.server = server
         self.config = config
         self.sessions = sessions
         self.log = log
         self.hosts = HostAllowList.parse(config.allowed_hosts)
+        #: Checks each request's access token, where the server asks for one.
+        self.gate = gate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             headers = request_headers(scope)
             self._check_origin(headers, scope)
             method = scope["method"]
-            if method == "POST":
-                await self._post(headers, receive, send)
-            elif method == "GET" and wants_page(headers):
+            if method == "GET" and wants_page(headers):
                 page = render_page(self.server, endpoint_url(scope, self.config.path))
                 await send_html(send, page, PAGE_HEADERS)
+                return
+            principal = await self.gate.principal(headers) if self.gate is not None else None
+            if method == "POST":
+                await self._post(headers, receive, send, principal)
             elif method == "GET":
-                await self._get(headers, receive, send)
+                await self._get(headers, receive, send, principal)
             elif method == "DELETE":
-                await self._delete(headers, send)
+                await self._delete(headers, send, principal)
             else:
                 raise HTTPError(405, f"Method Not Allowed: {method}")
         except ProtocolError as exc:
             extra = [(b"allow", b"GET, POST, DELETE")] if exc.http_status == 405 else []
             if exc.http_status in (429, 503):
                 extra.append((b"retry-after", b"1"))
+            if isinstance(exc, Refused):
+                extra.append((b"www-authenticate", exc.challenge.encode()))
             await send_json(send, exc.http_status, error_response(error_id(exc), exc), extra)
 
     @contextlib.contextmanager
@@ -130,23 +145,27 @@ class MCPEndpoint:
 
     # -- POST -------------------------------------------------------------------------------------
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         check_post_headers(headers)
         body = await read_body(receive, headers, self.config.max_body_bytes)
         decoded = decode(body, max_bytes=self.config.max_body_bytes)
+        if principal is not None:
+            self._check_scopes(decoded, principal)
         route = route_post(decoded, headers)
         if route is PostRoute.STATELESS_REQUEST:
             assert isinstance(decoded, Request)
-            await self._post_stateless(headers, decoded, receive, send)
+            await self._post_stateless(headers, decoded, receive, send, principal)
             return
         if route is PostRoute.INITIALIZE:
             assert isinstance(decoded, Request)
-            await self._initialize(decoded, send)
+            await self._initialize(decoded, send, principal)
             return
         if route is PostRoute.STATELESS_NOTIFICATION:
             await send_empty(send, 202)
             return
-        session = await self._session(headers)
+        session = await self._session(headers, principal)
         handshake_header_version(headers)
         messages = decoded.items if isinstance(decoded, Batch) else (decoded,)
         requests = {message.id for message in messages if isinstance(message, Request)}
@@ -158,13 +177,13 @@ class MCPEndpoint:
             return
         with self._stream_slot(session):
             stream = session.response_stream(requests)
-            session.connection.receive_message(decoded, stream)
+            session.connection.receive_message(decoded, stream, principal=principal)
             await self._answer(stream, send, receive, session=session)
 
-    async def _initialize(self, request: Request, send: Send) -> None:
-        session = self.sessions.create()
+    async def _initialize(self, request: Request, send: Send, principal: Principal | None) -> None:
+        session = self.sessions.create(owner=principal.owner if principal is not None else None)
         replies = Collected()
-        session.connection.receive_message(request, replies)
+        session.connection.receive_message(request, replies, principal=principal)
         reply = replies.messages[0]
         if isinstance(reply, ErrorResponse):
             await self.sessions.close(session.id)
@@ -174,7 +193,12 @@ class MCPEndpoint:
         await send_json(send, 200, reply, [(b"mcp-session-id", session.id.encode())])
 
     async def _post_stateless(
-        self, headers: dict[str, str], request: Request, receive: Receive, send: Send
+        self,
+        headers: dict[str, str],
+        request: Request,
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
     ) -> None:
         """A 2026-07-28 request lives exactly as long as its HTTP exchange.
 
@@ -186,7 +210,7 @@ class MCPEndpoint:
         stream = ResponseStream(None, "", {request.id}, spawn=lambda pump: connection.spawn(pump))
         connection = Connection(self.server, stream, follows_server=False)
         async with connection:
-            connection.receive_message(request, stream, headers)
+            connection.receive_message(request, stream, headers, principal)
             watcher = connection.spawn(wait_for_disconnect(receive))
 
             def client_left(_: object) -> None:
@@ -271,9 +295,11 @@ class MCPEndpoint:
 
     # -- GET ----------------------------------------------------------------------------------------
 
-    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _get(
+        self, headers: dict[str, str], receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         check_get(headers)
-        session = await self._session(headers)
+        session = await self._session(headers, principal)
         handshake_header_version(headers)
         with self._stream_slot(session):
             await self._open_stream(session, headers, receive, send)
@@ -318,17 +344,25 @@ class MCPEndpoint:
 
     # -- DELETE -------------------------------------------------------------------------------------
 
-    async def _delete(self, headers: dict[str, str], send: Send) -> None:
+    async def _delete(self, headers: dict[str, str], send: Send, principal: Principal | None) -> None:
         check_delete(headers)
-        session = await self._session(headers)
+        session = await self._session(headers, principal)
         await self.sessions.close(session.id)
         await send_empty(send, 200)
 
-    async def _session(self, headers: dict[str, str]) -> HttpSession:
+    async def _session(self, headers: dict[str, str], principal: Principal | None) -> HttpSession:
+        """The request's session; another principal's session is answered as an unknown one."""
         session = await self.sessions.get(require_session_id(headers))
-        if session is None:
+        if session is None or (principal is not None and session.connection.owner_id != principal.owner):
             raise HTTPError(404, "Not Found: unknown or expired session; send initialize to start a new one")
         return session
+
+    def _check_scopes(self, decoded: Message | Batch, principal: Principal) -> None:
+        """403 before anything runs when the token lacks a scope what the message asks for needs."""
+        assert self.gate is not None
+        for message in decoded.items if isinstance(decoded, Batch) else (decoded,):
+            if isinstance(message, Request):
+                self.gate.require(principal, self.server.required_scopes(message.method, message.params))
 
 
 class Collected:

@@ -60,6 +60,7 @@ class HttpSession:
         *,
         shared: bool = False,
         record: SessionRecord | None = None,
+        owner: str | None = None,
     ) -> None:
         self.id = session_id
         self.log = log
@@ -77,7 +78,7 @@ class HttpSession:
             self.standalone,
             max_message_bytes=max_message_bytes,
             tasks=tasks,
-            owner_id=record.owner if record is not None else None,
+            owner_id=record.owner if record is not None else owner,
         )
         #: The session as last saved to (or loaded from) the store, to save only changes.
         self.saved: SessionRecord | None = None
@@ -231,10 +232,11 @@ class SessionRegistry:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def create(self) -> HttpSession:
-        return self._add(secrets.token_urlsafe(24), None)
+    def create(self, owner: str | None = None) -> HttpSession:
+        """A new session; `owner` (an authenticated principal's) owns the jobs it starts."""
+        return self._add(secrets.token_urlsafe(24), None, owner)
 
-    def _add(self, session_id: str, record: SessionRecord | None) -> HttpSession:
+    def _add(self, session_id: str, record: SessionRecord | None, owner: str | None = None) -> HttpSession:
         if self._group is None:
             raise RuntimeError("the session registry is not running: use `async with registry`")
         session = HttpSession(
@@ -245,6 +247,7 @@ class SessionRegistry:
             self._group,
             shared=self.store is not None,
             record=record,
+            owner=owner,
         )
         session.last_used = session.checked = self.clock()
         self._sessions[session.id] = session
