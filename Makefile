@@ -11,7 +11,7 @@ ifneq ($(.SHELLSTATUS),0)
 $(error no Python to build $(VENV) with (see above))
 endif
 
-.PHONY: run test install install-dev lint typecheck unit conformance bench widget widget-check browser-deps service-deps screenshots bench-widget
+.PHONY: run test install install-dev lint typecheck unit conformance bench widget widget-check browser-deps service-deps screenshots bench-widget fuzz
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,10 @@ service-deps:
 
 unit: install-dev browser-deps service-deps $(INTEROP_DEPS)
 	$(VENV)/bin/pytest --cov --cov-fail-under=90
+
+# The protocol fuzzers for longer than `make test` runs them (5000 cases per target, not 150).
+fuzz: install-dev
+	HYPOTHESIS_PROFILE=fuzz $(VENV)/bin/pytest tests/fuzz -p no:cacheprovider --no-cov -q -o faulthandler_timeout=0
 
 screenshots: install-dev browser-deps
 	$(VENV)/bin/python tests/widget/screenshots.py

@@ -76,7 +76,7 @@ def herald_imports(path: Path) -> set[str]:
 
 
 #: Layer-neutral helpers every layer may use.
-SHARED = {"herald.listeners", "herald.taskgroup"}
+SHARED = {"herald.listeners", "herald.taskgroup", "herald.private_files"}
 
 
 def layer_of(module: str) -> str:
@@ -111,6 +111,7 @@ def test_layers_point_down(package: str) -> None:
         "herald.wire",
         "herald.lint",
         "herald.record",
+        "herald.auth",
     ],
 )
 def test_all_is_curated(module_name: str) -> None:

@@ -29,22 +29,13 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from herald.testing import free_port, wait_until_listening
 from tests.auth.issuer import Issuer, new_key
+from tests.messages import INITIALIZE, POST_HEADERS
 from tests.servers import REPO
 
 TIMEOUT = 60.0
 USE, BULK = "giftgenius:use", "giftgenius:bulk"
 CSV = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\nBo,Ops,board games,60\n"
-HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+HEADERS = POST_HEADERS
 
 
 @dataclass
@@ -112,7 +103,7 @@ async def test_the_resource_metadata_names_the_issuer(protected: Protected) -> N
 
 
 async def test_no_token_is_401_with_where_to_get_one(protected: Protected) -> None:
-    answer = await post(protected.url, INIT)
+    answer = await post(protected.url, INITIALIZE)
     assert answer.status_code == 401
     assert answer.headers["www-authenticate"] == (
         f'Bearer scope="{USE}", resource_metadata="{protected.metadata_url}"'
@@ -139,7 +130,7 @@ async def test_bad_tokens_are_401_invalid_token(protected: Protected, bad: str) 
     changes = dict(BAD_TOKENS[bad])
     audience = changes.pop("audience", protected.url)
     token = protected.issuer.mint(audience=audience, scopes={USE, BULK}, **changes)
-    answer = await post(protected.url, INIT, token)
+    answer = await post(protected.url, INITIALIZE, token)
     assert answer.status_code == 401, (bad, answer.text)
     challenge = answer.headers["www-authenticate"]
     assert challenge.startswith('Bearer error="invalid_token", error_description="')
@@ -148,14 +139,14 @@ async def test_bad_tokens_are_401_invalid_token(protected: Protected, bad: str) 
 
 
 async def test_garbage_and_other_schemes(protected: Protected) -> None:
-    assert (await post(protected.url, INIT, "not-a-jwt")).status_code == 401
-    basic = await post(protected.url, INIT, authorization="Basic dXNlcjpwYXNz")
+    assert (await post(protected.url, INITIALIZE, "not-a-jwt")).status_code == 401
+    basic = await post(protected.url, INITIALIZE, authorization="Basic dXNlcjpwYXNz")
     assert basic.status_code == 400
     assert 'error="invalid_request"' in basic.headers["www-authenticate"]
 
 
 async def test_a_token_without_the_servers_scope_is_403(protected: Protected) -> None:
-    answer = await post(protected.url, INIT, protected.token(scopes=set()))
+    answer = await post(protected.url, INITIALIZE, protected.token(scopes=set()))
     assert answer.status_code == 403
     challenge = answer.headers["www-authenticate"]
     assert challenge.startswith('Bearer error="insufficient_scope"')
@@ -164,7 +155,7 @@ async def test_a_token_without_the_servers_scope_is_403(protected: Protected) ->
 
 async def test_a_tool_needs_its_own_scope(protected: Protected) -> None:
     reader = protected.token(scopes={USE})
-    session = (await post(protected.url, INIT, reader)).headers["mcp-session-id"]
+    session = (await post(protected.url, INITIALIZE, reader)).headers["mcp-session-id"]
     headers = {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
     await post(protected.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, reader, **headers)
     listed = await post(protected.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, reader, **headers)
@@ -193,7 +184,7 @@ async def test_a_tool_needs_its_own_scope(protected: Protected) -> None:
 
 async def test_the_issuers_keys_are_fetched_once(protected: Protected) -> None:
     for _ in range(5):
-        assert (await post(protected.url, INIT, protected.token())).status_code == 200
+        assert (await post(protected.url, INITIALIZE, protected.token())).status_code == 200
     assert protected.issuer.jwks_fetches == 1
 
 
@@ -306,7 +297,7 @@ async def test_another_principal_is_told_the_job_does_not_exist(protected: Prote
 
 
 async def test_a_session_answers_only_its_own_principal(protected: Protected) -> None:
-    session = (await post(protected.url, INIT, protected.token("alice"))).headers["mcp-session-id"]
+    session = (await post(protected.url, INITIALIZE, protected.token("alice"))).headers["mcp-session-id"]
     headers = {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     assert (await post(protected.url, ping, protected.token("alice"), **headers)).status_code == 200
@@ -368,10 +359,10 @@ async def test_opaque_tokens_by_introspection(protected: Protected) -> None:
     introspection += ["--auth-client-secret", "introspector"]
     with giftgenius(issuer, *introspection) as url:
         good = issuer.mint(audience=url, scopes={USE, BULK})
-        assert (await post(url, INIT, good)).status_code == 200
-        expired = await post(url, INIT, issuer.mint(audience=url, scopes={USE}, lifetime=-120))
+        assert (await post(url, INITIALIZE, good)).status_code == 200
+        expired = await post(url, INITIALIZE, issuer.mint(audience=url, scopes={USE}, lifetime=-120))
         assert expired.status_code == 401
         assert "not active" in expired.headers["www-authenticate"]
-        elsewhere = await post(url, INIT, issuer.mint(audience="http://127.0.0.1:1/mcp", scopes={USE}))
+        elsewhere = await post(url, INITIALIZE, issuer.mint(audience="http://127.0.0.1:1/mcp", scopes={USE}))
         assert elsewhere.status_code == 401
         assert "another resource" in elsewhere.headers["www-authenticate"]

@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from giftgenius.cli import parse_arguments
+from tests.messages import INITIALIZE
 
 CALL = [sys.executable, "-m", "giftgenius", "call", "suggest_gifts"]
 ARGS = [
@@ -109,16 +110,7 @@ def test_serve_http_prints_where_and_answers(tmp_path: Path) -> None:
         banner = server.stderr.readline()
         assert f"http://127.0.0.1:{port}/mcp" in banner
         assert str(store) in server.stderr.readline()
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
+        body = INITIALIZE
         deadline = time.monotonic() + 20
         while True:
             try:

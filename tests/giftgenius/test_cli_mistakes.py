@@ -364,19 +364,45 @@ def test_authentication_flags_that_do_not_add_up(flags: list[str], words: str) -
     check(run("serve", *flags, "--store", "memory", "--port", str(free_port())), words)
 
 
-def test_every_interface_without_authentication_is_warned_about() -> None:
-    port = free_port()
-    argv = [*GIFTGENIUS, "serve", "--host", "0.0.0.0", "--port", str(port), "--store", "memory"]
+def banner(*flags: str) -> str:
+    """What `serve` says at start on every interface, up to its last line."""
+    argv = [
+        *GIFTGENIUS,
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(free_port()),
+        "--store",
+        "memory",
+        *flags,
+    ]
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stderr is not None
-        banner = ""
-        while "connect a client" not in banner:
+        said = ""
+        while "connect a client" not in said:
             line = process.stderr.readline()
-            assert line, banner
-            banner += line
+            assert line, said
+            said += line
     finally:
         process.terminate()
         process.wait(timeout=15)
-    assert "warning: no authentication on 0.0.0.0" in banner
-    assert "read or cancel any job whose id they learn" in banner
+    return said
+
+
+def test_every_interface_without_authentication_is_warned_about() -> None:
+    said = banner()
+    assert "warning: no authentication on 0.0.0.0" in said
+    assert "read or cancel any job whose id they learn" in said
+    assert "refused (403) until you name it" in said
+
+
+def test_a_protected_server_on_every_interface_says_who_may_call_it() -> None:
+    said = banner(
+        *("--allow-host", "gifts.example.com", "--auth-issuer", "https://login.example.com"),
+        *("--auth-audience", "https://gifts.example.com/mcp"),
+    )
+    assert "warning" not in said
+    assert "for clients that reach it as localhost, gifts.example.com" in said
+    assert "needs an access token from https://login.example.com for https://gifts.example.com/mcp" in said

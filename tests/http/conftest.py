@@ -16,13 +16,10 @@ from herald.protocol.sse import SSEDecoder, SSEEvent
 from herald.runtime import JobContext
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
+from tests.messages import POST_HEADERS, initialize
 
-HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-INIT_PARAMS = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {"elicitation": {}},
-    "clientInfo": {"name": "t", "version": "1"},
-}
+HEADERS = POST_HEADERS
+INIT_PARAMS = initialize(elicitation={})["params"]
 GATES: dict[str, asyncio.Event] = {}
 STARTED: dict[str, asyncio.Event] = {}
 CANCELLED: dict[str, asyncio.Event] = {}

@@ -24,6 +24,7 @@ from herald.transports.http.streams import MAX_UNREAD_FRAMES, DurableStream
 from tests.http.conftest import CANCELLED, HEADERS, STARTED, Running, event, read_events
 from tests.http.test_modern_http import body as modern_body
 from tests.http.test_modern_http import headers as modern_headers
+from tests.messages import INITIALIZE
 from tests.servers import giftgenius_http
 
 
@@ -185,17 +186,7 @@ async def test_sigterm_stops_a_server_whose_streams_stay_open() -> None:
     """Open event streams never end by themselves; shutdown must not wait for them forever."""
     with giftgenius_http("memory", stderr=subprocess.PIPE) as served:
         async with httpx.AsyncClient(timeout=10) as client:
-            initialize = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-            answered = await client.post(served.url, json=initialize, headers=HEADERS)
+            answered = await client.post(served.url, json=INITIALIZE, headers=HEADERS)
             session = {"mcp-session-id": answered.headers["mcp-session-id"]}
             initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             await client.post(served.url, json=initialized, headers={**HEADERS, **session})

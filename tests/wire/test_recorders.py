@@ -20,22 +20,11 @@ import httpx
 
 from herald.lint import Finding, lint_file
 from tests.client.conftest import HttpServer, gate, http_server
+from tests.messages import INITIALIZE, POST_HEADERS
 from tests.servers import REPO
 from tests.wire.recording import HERALD, LIMIT, recorded_http, valid_records
 
 __all__ = ["http_server"]  # the fixture, shared with the client tests
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def lint_clean(log: Path) -> None:
@@ -73,7 +62,7 @@ async def test_an_event_stream_passes_as_it_is_written(http_server: HttpServer, 
 
 async def _session(http: httpx.AsyncClient, url: str) -> tuple[dict[str, str], dict[str, str]]:
     """Initialize a session: the headers of its POSTs, and of its GET stream."""
-    opened = await http.post(url, json=INIT, headers=POST_HEADERS)
+    opened = await http.post(url, json=INITIALIZE, headers=POST_HEADERS)
     session = opened.headers["mcp-session-id"]
     headers = POST_HEADERS | {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
     await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
@@ -145,7 +134,7 @@ async def test_a_client_that_leaves_releases_the_servers_stream(
     log = tmp_path / "wire.jsonl"
     with recorded_http(log, http_server.url) as url:
         async with httpx.AsyncClient(timeout=LIMIT) as http, asyncio.timeout(LIMIT):
-            session = (await http.post(url, json=INIT, headers=POST_HEADERS)).headers["mcp-session-id"]
+            session = (await http.post(url, json=INITIALIZE, headers=POST_HEADERS)).headers["mcp-session-id"]
             headers = {
                 "accept": "text/event-stream",
                 "mcp-session-id": session,
@@ -169,7 +158,7 @@ async def test_a_client_that_leaves_releases_the_servers_stream(
 def test_an_unreachable_server_is_a_502_that_says_so(tmp_path: Path) -> None:
     log = tmp_path / "wire.jsonl"
     with recorded_http(log, "http://127.0.0.1:9/mcp") as url:
-        answered = httpx.post(url, json=INIT, headers=POST_HEADERS, timeout=LIMIT)
+        answered = httpx.post(url, json=INITIALIZE, headers=POST_HEADERS, timeout=LIMIT)
     assert answered.status_code == 502
     assert "the upstream server http://127.0.0.1:9 cannot be reached" in answered.text
     statuses = [r["http"].get("status") for r in valid_records(log) if r["kind"] == "http"]

@@ -172,9 +172,19 @@ def serve(
             rich_help_panel="Authentication",
         ),
     ] = None,
-    auth_client_id: Annotated[str | None, typer.Option(hidden=True)] = None,
+    auth_client_id: Annotated[
+        str | None,
+        typer.Option(
+            help="This server's client id at the introspection endpoint.", rich_help_panel="Authentication"
+        ),
+    ] = None,
     auth_client_secret: Annotated[
-        str | None, typer.Option(hidden=True, envvar="GIFTGENIUS_AUTH_CLIENT_SECRET")
+        str | None,
+        typer.Option(
+            help="Its client secret; better in the environment variable, out of the process list.",
+            envvar="GIFTGENIUS_AUTH_CLIENT_SECRET",
+            rich_help_panel="Authentication",
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
@@ -239,7 +249,10 @@ def serve(
             print("  jobs are queued for `giftgenius worker` processes on that store", file=sys.stderr)
         else:
             print(f"  jobs run here, as worker {server.job_service().worker_id}", file=sys.stderr)
-        if host in ALL_INTERFACES:
+        if host in ALL_INTERFACES and allow_host:
+            names = ", ".join(["localhost", *allow_host])
+            print(f"  listening on every interface, for clients that reach it as {names}", file=sys.stderr)
+        elif host in ALL_INTERFACES:
             print(
                 "  listening on every interface: clients that reach it by another name than localhost "
                 f"are refused (403) until you name it, e.g. --allow-host {socket.gethostname()} "

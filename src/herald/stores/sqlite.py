@@ -39,6 +39,7 @@ import orjson
 from herald.jobs.events import JobEvent, timestamp
 from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.store import Hear, JobChanged
+from herald.private_files import ensure_private_file
 from herald.stores.errors import StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.group_writer import GroupWriter
@@ -224,6 +225,7 @@ def connect(
     """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        ensure_private_file(path)  # it holds what people sent; no other user reads it
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=factory)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")

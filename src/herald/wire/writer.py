@@ -18,11 +18,11 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import IO, Any, Final
 
 import orjson
 
+from herald.private_files import private_opener
 from herald.wire.format import FORMAT_VERSION, Sender, Transport, redact
 
 logger = logging.getLogger("herald.wire")
@@ -48,8 +48,11 @@ class MessageLog:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> MessageLog:
-        """Append to the log at `path`, creating it (and not its directory) if need be."""
-        return cls(Path(path).open("ab"))
+        """Append to the log at `path`, creating it (and not its directory) if need be.
+
+        A new log is readable by its owner alone: it holds every message, arguments and all.
+        """
+        return cls(open(path, "ab", opener=private_opener))
 
     @property
     def name(self) -> str:
