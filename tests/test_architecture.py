@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from collections import deque
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
@@ -296,3 +298,16 @@ def test_the_cycle_check_sees_every_kind_of_import(tmp_path: Path) -> None:
     ]
     del graph["pkg.back"]["pkg.front"], graph["pkg.side"]["pkg"]
     assert describe_cycles(graph, modules_under(tmp_path, "pkg"), tmp_path) == []
+
+
+def test_a_server_loads_only_what_it_uses() -> None:
+    """Token checking (PyJWT, cryptography, httpx) and uvicorn are imported by the code that
+    runs them, not by importing the transports: an app mounted in another ASGI server, or one
+    without authentication, never pays for them (about 20 MiB of memory)."""
+    heavy = ("jwt", "httpx", "cryptography", "uvicorn", "aiohttp")
+    code = (
+        "import sys, herald, herald.transports.http, herald.transports.stdio, giftgenius.app\n"
+        f"print(' '.join(name for name in {heavy!r} if name in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == []

@@ -228,7 +228,9 @@ async def test_a_job_started_on_one_replica_streams_on_the_other_and_resumes_on_
             rest = await read_until(reader, f"{job_id}:8")
     job_events = [(event_id, message) for event_id, message in first + rest if event_id and ":" in event_id]
     assert [event_id for event_id, _ in job_events] == [f"{job_id}:{n}" for n in range(1, 9)], (
-        "every event of the job once, in order, across the two replicas"
+        "every event of the job once, in order, across the two replicas",
+        [event_id for event_id, _ in first],
+        [event_id for event_id, _ in rest],
     )
     assert job_events[-1][1]["method"] == "notifications/job/completed"
     percentages = [

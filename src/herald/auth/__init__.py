@@ -1,15 +1,17 @@
 """Checking who calls a server on the network: herald as an OAuth 2.1 resource server.
 
 `AuthConfig` names the one authorization server trusted and this server's own URI; give it
-to `HttpConfig(auth=...)`. Tokens are checked by `verifier_for(config)`: JWTs against the
-issuer's keys, or opaque tokens by introspection. A valid token stands for a `Principal`
-(`herald.server.principal`), which owns the jobs it starts.
+to `HttpConfig(auth=...)`. Tokens are checked by `herald.auth.tokens.verifier_for(config)`:
+JWTs against the issuer's keys, or opaque tokens by introspection. That module is imported
+only by a server that asks for tokens, since PyJWT, cryptography and httpx weigh about
+20 MiB. A valid token stands for a `Principal` (`herald.server.principal`), which owns the
+jobs it starts.
 """
 
 from __future__ import annotations
 
 from herald.auth.config import AuthConfig, Introspection
-from herald.auth.tokens import InvalidToken, IssuerUnreachable, TokenVerifier, verifier_for
+from herald.auth.verifier import InvalidToken, IssuerUnreachable, TokenVerifier
 
 __all__ = [
     "AuthConfig",
@@ -17,5 +19,4 @@ __all__ = [
     "InvalidToken",
     "IssuerUnreachable",
     "TokenVerifier",
-    "verifier_for",
 ]

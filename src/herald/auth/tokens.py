@@ -15,33 +15,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
 import jwt
 
 from herald.auth.config import AuthConfig, Introspection
+from herald.auth.verifier import InvalidToken, IssuerUnreachable, TokenVerifier
 from herald.server.principal import Principal
 
 KEY_REFRESH_COOLDOWN: Final = 30.0
 TIMEOUT: Final = httpx.Timeout(10.0)
-
-
-class InvalidToken(Exception):
-    """The token is not one this server accepts; `str()` says why (for `error_description`)."""
-
-
-class IssuerUnreachable(Exception):
-    """The issuer's metadata, keys or introspection endpoint could not be read: try again later."""
-
-
-class TokenVerifier(Protocol):
-    async def verify(self, token: str) -> Principal:
-        """The principal the token stands for; `InvalidToken` or `IssuerUnreachable` otherwise."""
-        ...
-
-    async def aclose(self) -> None: ...
 
 
 def verifier_for(config: AuthConfig, http: httpx.AsyncClient | None = None) -> TokenVerifier:

@@ -19,6 +19,7 @@ Pure computation: no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class HostRefused(ProtocolError):
         self.http_status = status
 
 
+@functools.lru_cache(maxsize=1024)  # a server hears the same few Host values over and over
 def split_host(value: str) -> tuple[str, int | None] | None:
     """(lower-case host, port) of a Host header or an origin's authority; None if it is not one."""
     found = _HOST.fullmatch(value)

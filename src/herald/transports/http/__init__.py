@@ -18,7 +18,6 @@ from starlette.routing import Route, Router
 
 from herald.auth.config import AuthConfig
 from herald.auth.resource import WELL_KNOWN, metadata, metadata_path
-from herald.auth.tokens import verifier_for
 from herald.protocol.hosts import HostAllowList
 from herald.server.app import Server
 from herald.stores.eventlog import EventLog
@@ -28,7 +27,6 @@ from herald.transports.http.auth import Gate
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
 from herald.transports.http.page import FrontDoor
-from herald.transports.http.protocol import ConnectionLimits, guarded_protocol
 from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
 from herald.wire.asgi import RecordingMiddleware
@@ -67,11 +65,13 @@ def create_app(
         max_message_bytes=config.max_body_bytes,
         store=sessions,
     )
-    verifier = verifier_for(config.auth) if config.auth is not None else None
-    gate = Gate(config.auth, verifier) if config.auth is not None and verifier is not None else None
-    endpoint = MCPEndpoint(server, config, registry, event_log, gate)
+    gate: Gate | None = None
     if config.auth is not None:
+        from herald.auth.tokens import verifier_for  # PyJWT and httpx, for a server that asks for tokens
+
+        gate = Gate(config.auth, verifier_for(config.auth))
         server.oauth_scopes = config.auth.required_scopes
+    endpoint = MCPEndpoint(server, config, registry, event_log, gate)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -89,8 +89,8 @@ def create_app(
         finally:
             await server.stop_jobs()
             await event_log.aclose()
-            if verifier is not None:
-                await verifier.aclose()
+            if gate is not None:
+                await gate.verifier.aclose()
 
     routes = [Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])]
     if config.auth is not None:
@@ -181,6 +181,8 @@ def run_http(
 
 def uvicorn_settings(config: HttpConfig, *, host: str, port: int) -> dict[str, Any]:
     """What uvicorn is told: quiet logs, the lifespan, and the connection limits of `config`."""
+    from herald.transports.http.protocol import ConnectionLimits, guarded_protocol  # imports uvicorn
+
     limits = ConnectionLimits(config.header_timeout, config.body_timeout, config.max_connections)
     return {
         "host": host,

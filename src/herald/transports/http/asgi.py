@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, Final
 
 from herald.protocol.codec import Outgoing, encode
 from herald.protocol.http import HTTPError
@@ -20,21 +20,28 @@ SSE_HEADERS = [
 ]
 
 
+#: Where the scope keeps an absolute-form request target's authority (`POST http://name/mcp`),
+#: which uvicorn drops and `herald.transports.http.protocol` puts back for the Host check.
+TARGET_AUTHORITY: Final = "herald.target_authority"
 #: Headers a request may carry once: two of them are two answers to one question, and a proxy
 #: in front that reads the first would disagree with us reading the last.
 SINGLE_HEADERS = frozenset({"host", "origin", "mcp-session-id", "mcp-protocol-version", "authorization"})
 
 
 def request_headers(scope: Scope) -> dict[str, str]:
-    """The request's headers by lower-cased name, values trimmed of surrounding white space
-    (RFC 9110 §5.5), as the rules in `herald.protocol` take them. `HTTPError` 400 for a header
-    that must come once and came more often."""
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in scope["headers"]:
-        name = raw_name.decode("latin-1").lower()
-        if name in headers and name in SINGLE_HEADERS:
-            raise HTTPError(400, f"Bad Request: the {name} header is sent more than once")
-        headers[name] = raw_value.decode("latin-1").strip(" \t")
+    """The request's headers by name (lower-case, as ASGI servers give them), values trimmed
+    of surrounding white space (RFC 9110 §5.5), as the rules in `herald.protocol` take them.
+    `HTTPError` 400 for a header that must come once and came more often."""
+    raw = scope["headers"]
+    headers = {name.decode("latin-1"): value.decode("latin-1").strip(" \t") for name, value in raw}
+    if len(headers) < len(raw):  # a name came twice: rare, so only then is it looked for
+        seen: set[bytes] = set()
+        for name, _ in raw:
+            if name in seen and name.decode("latin-1") in SINGLE_HEADERS:
+                raise HTTPError(
+                    400, f"Bad Request: the {name.decode('latin-1')} header is sent more than once"
+                )
+            seen.add(name)
     return headers
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from herald.auth.config import AuthConfig
 from herald.auth.resource import challenge
-from herald.auth.tokens import InvalidToken, IssuerUnreachable, TokenVerifier
+from herald.auth.verifier import InvalidToken, IssuerUnreachable, TokenVerifier
 from herald.protocol.http import HTTPError
 from herald.server.principal import Principal
 

@@ -12,9 +12,7 @@ It is raw ASGI rather than Starlette requests because it is the hot path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Iterator
 
 from herald.protocol.codec import Batch, Outgoing, decode, error_id, error_response
 from herald.protocol.errors import ProtocolError
@@ -39,6 +37,7 @@ from herald.server.principal import Principal
 from herald.stores.eventlog import EventLog
 from herald.taskgroup import task_group
 from herald.transports.http.asgi import (
+    TARGET_AUTHORITY,
     Receive,
     Scope,
     Send,
@@ -55,7 +54,6 @@ from herald.transports.http.asgi import (
 from herald.transports.http.auth import Gate, Refused
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.page import PAGE_HEADERS, endpoint_url, render_page, wants_page
-from herald.transports.http.protocol import TARGET_AUTHORITY
 from herald.transports.http.sessions import HttpSession, SessionRegistry
 from herald.transports.http.streams import (
     STANDALONE,
@@ -115,10 +113,10 @@ class MCPEndpoint:
                 extra.append((b"www-authenticate", exc.challenge.encode()))
             await send_json(send, exc.http_status, error_response(error_id(exc), exc), extra)
 
-    @contextlib.contextmanager
-    def _stream_slot(self, session: HttpSession) -> Iterator[None]:
-        """Hold one of the session's `max_streams_per_session` answers or streams for the block;
-        with none free, 429 (and Retry-After) before the request is even read."""
+    def _take_stream_slot(self, session: HttpSession) -> None:
+        """Take one of the session's `max_streams_per_session` answers or streams, which the
+        caller gives back (`open_streams -= 1`) when it ends; with none free, 429 before the
+        request is even read."""
         if session.open_streams >= self.config.max_streams_per_session:
             raise HTTPError(
                 429,
@@ -126,10 +124,6 @@ class MCPEndpoint:
                 "the most it may; wait for one to end",
             )
         session.open_streams += 1
-        try:
-            yield
-        finally:
-            session.open_streams -= 1
 
     def _check_origin(self, headers: dict[str, str], scope: Scope) -> None:
         """`check_host_and_origin`, where an origin listed in `cors_origins` counts as allowed.
@@ -175,10 +169,13 @@ class MCPEndpoint:
             await self.sessions.persist(session)  # `initialized`, on any replica from now on
             await send_empty(send, 202)
             return
-        with self._stream_slot(session):
+        self._take_stream_slot(session)
+        try:
             stream = session.response_stream(requests)
             session.connection.receive_message(decoded, stream, principal=principal)
             await self._answer(stream, send, receive, session=session)
+        finally:
+            session.open_streams -= 1
 
     async def _initialize(self, request: Request, send: Send, principal: Principal | None) -> None:
         session = self.sessions.create(owner=principal.owner if principal is not None else None)
@@ -301,8 +298,11 @@ class MCPEndpoint:
         check_get(headers)
         session = await self._session(headers, principal)
         handshake_header_version(headers)
-        with self._stream_slot(session):
+        self._take_stream_slot(session)
+        try:
             await self._open_stream(session, headers, receive, send)
+        finally:
+            session.open_streams -= 1
 
     async def _open_stream(
         self, session: HttpSession, headers: dict[str, str], receive: Receive, send: Send
@@ -325,14 +325,16 @@ class MCPEndpoint:
         assert stream is not None
         if stream is session.standalone:
             await session.standalone.read_what_others_logged()
+            if after is None:
+                # Taken before the listener attaches, with no await between: from then on the
+                # pump hands it frames, and the replay must start where earlier listeners ended.
+                after = session.standalone.delivered
         live = stream.listen()
         if stream is session.standalone:
             session.standalone.start()
             # What the session's jobs said while nobody listened here (on another replica,
             # or before the GET opened) comes first.
             await session.standalone.catch_up(session.connection.owner_id)
-            if after is None:
-                after = session.standalone.delivered
         await start_stream(send)
         await self._relay(stream, live, after, send, receive, session)
 

@@ -6,7 +6,7 @@ file descriptor for ever, and a thousand of them leave no descriptor for a real 
 `guarded_protocol` makes a protocol class (uvicorn builds one per connection) that:
 
 - closes a connection whose request head is not complete `header_timeout` seconds after
-  it connected, or after its previous response, answering 408;
+  it connected, or after the head's first bytes on a kept-alive connection, answering 408;
 - closes one whose body does not arrive within `body_timeout` of its head (408 when no
   answer has begun), the clock paused while uvicorn itself stops reading;
 - answers a connection beyond `max_connections` with 503 and `Retry-After` at once, and
@@ -23,8 +23,8 @@ from typing import Any, Final
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-#: Where the scope keeps an absolute-form request target's authority.
-TARGET_AUTHORITY: Final = "herald.target_authority"
+from herald.transports.http.asgi import TARGET_AUTHORITY
+
 RETRY_AFTER_SECONDS: Final = 1
 
 
@@ -50,6 +50,7 @@ class _GuardedProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
+        self._in_head = False
         self._reading_body = False
         super().connection_made(transport)
         if len(self.connections) > self.limits.max_connections:
@@ -59,14 +60,25 @@ class _GuardedProtocol(HttpToolsProtocol):
                 f"the server serves {self.limits.max_connections} connections at once; try again shortly",
             )
             return
-        self._arm(self.limits.header_timeout, self._head_too_slow)
+        self._arm(self.limits.header_timeout, self._head_too_slow)  # nothing has come yet
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        # A deadline is set only for a request still incomplete after a read. Most requests
+        # arrive whole in one read and cost no timer; a slow one's clock starts at its first
+        # read and is not reset by the next ones.
+        if self._deadline is None and not self.transport.is_closing():
+            if self._in_head:
+                self._arm(self.limits.header_timeout, self._head_too_slow)
+            elif self._reading_body:
+                self._arm(self.limits.body_timeout, self._body_too_slow)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        if self._deadline is None:  # a later request on a kept-alive connection
-            self._arm(self.limits.header_timeout, self._head_too_slow)
+        self._in_head = True
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
         self._disarm()
         url: bytes = self.url
         if url[:7].lower() == b"http://" or url[:8].lower() == b"https://":
@@ -74,7 +86,6 @@ class _GuardedProtocol(HttpToolsProtocol):
             self.scope[TARGET_AUTHORITY] = authority.decode("latin-1")  # type: ignore[typeddict-unknown-key]
         super().on_headers_complete()
         self._reading_body = True
-        self._arm(self.limits.body_timeout, self._body_too_slow)
 
     def on_message_complete(self) -> None:
         self._reading_body = False

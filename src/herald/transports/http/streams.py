@@ -199,8 +199,11 @@ class DurableStream:
         """Take in what other replicas logged on this stream since this one last did.
 
         Called before a listener attaches: from then on a live job event finds the stream
-        knowing what it holds, and is not logged again. What was read counts as delivered
-        (by the replica that logged it); a client that wants it again names its last id.
+        knowing what it holds, and is not logged again. What was read does not count as
+        delivered: the replica that logged it may have had no listener (a session's job
+        events are logged before any GET opens), so a listener here starts after what this
+        replica delivered, and a client that moved from another replica without naming its
+        last id may see events again, which it drops by their ids (at least once).
         """
         if self.log is None:
             return
@@ -210,7 +213,7 @@ class DurableStream:
                 last = self._logged.get(reference.job_id, 0)
                 self._logged[reference.job_id] = max(last, reference.sequence)
         if elsewhere:
-            self.position = self.delivered = max(self.position, elsewhere[-1].position)
+            self.position = max(self.position, elsewhere[-1].position)
 
     async def catch_up(self, owner: str) -> None:
         """Queue every event of `owner`'s jobs that this stream has not logged, in order.
