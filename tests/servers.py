@@ -28,13 +28,18 @@ def listening(argv: list[str], port: int, **popen: Any) -> Iterator[subprocess.P
         wait_until_listening(port, process)
         yield process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen[Any], timeout: float = 15) -> None:
+    """End `process` with SIGTERM, or SIGKILL if it is still there after `timeout` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from herald.testing import free_port, wait_until_listening
 from tests.giftgenius.test_bulk_job import employees
 from tests.interop.test_sdk_http import connect as sdk_connect
 from tests.redis_server import redis_server
-from tests.servers import REPO, job_store, running_past
+from tests.servers import REPO, job_store, running_past, stop
 
 PEOPLE = 30_000
 #: The workers' lease: short, so takeover comes soon after the kill, yet longer than a busy
@@ -86,13 +86,7 @@ def started(argv: list[str], log: Path, port: int | None = None) -> Iterator[Sta
                 wait_until_listening(port, process)
             yield Started(process, log, port)
         finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            stop(process)
 
 
 def haproxy_config(port: int, backends: list[int], balance: str) -> str:

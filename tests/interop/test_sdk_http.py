@@ -39,6 +39,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent, TextResourceContents
 
+from tests.servers import stop
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GIFTGENIUS = Path(sys.executable).with_name("giftgenius")
 TIMEOUT_SECONDS = 30.0
@@ -125,12 +127,7 @@ def serve(command: list[str], port: int, errors: Path) -> Iterator[str]:
         wait_until_listening(process, port, errors)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process, timeout=10)
 
 
 @pytest.fixture(scope="module")
