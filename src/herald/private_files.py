@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
 from typing import Final
 
 PRIVATE_MODE: Final = 0o600
@@ -27,4 +26,4 @@ def ensure_private_file(path: str | os.PathLike[str]) -> None:
     SQLite creates its `-wal` and `-shm` files with the mode of the database file.
     """
     with contextlib.suppress(FileExistsError):
-        os.close(os.open(Path(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE))
+        os.close(private_opener(os.fspath(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL))

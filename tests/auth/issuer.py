@@ -57,6 +57,12 @@ class Issuer:
     def register(self, client_id: str, secret: str, scopes: set[str]) -> None:
         self.clients[client_id] = Client(secret, frozenset(scopes))
 
+    def _client(self, request: Request, form: Any) -> tuple[str | None, Client | None]:
+        """The client the request authenticates as (Basic or form credentials); None if none does."""
+        client_id, secret = _client_credentials(request, form)
+        client = self.clients.get(client_id or "")
+        return client_id, client if client is not None and client.secret == secret else None
+
     def mint(
         self,
         *,
@@ -111,9 +117,8 @@ class Issuer:
 
         async def token(request: Request) -> JSONResponse:
             form = await request.form()
-            client_id, secret = _client_credentials(request, form)
-            client = self.clients.get(client_id or "")
-            if client is None or client.secret != secret:
+            client_id, client = self._client(request, form)
+            if client is None:
                 return JSONResponse({"error": "invalid_client"}, status_code=401)
             if form.get("grant_type") != "client_credentials":
                 return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
@@ -138,9 +143,7 @@ class Issuer:
         async def introspect(request: Request) -> JSONResponse:
             """RFC 7662: what a token is, for a registered resource server that asks."""
             form = await request.form()
-            client_id, secret = _client_credentials(request, form)
-            client = self.clients.get(client_id or "")
-            if client is None or client.secret != secret:
+            if self._client(request, form)[1] is None:
                 return JSONResponse({"error": "invalid_client"}, status_code=401)
             try:
                 claims = jwt.decode(

@@ -55,12 +55,12 @@ from herald.lint.messages import (
 from herald.lint.rules import RULES
 from herald.lint.tools import ToolCatalog
 from herald.protocol.versions import BATCH_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSION_KEY
+from herald.wire.format import FORMAT_VERSION
 
 #: Conversations followed at once (the least recently used are forgotten past it).
 CONVERSATIONS: Final = 4096
 #: How often (in records) the memories are trimmed back to their bounds.
 TRIM_EVERY: Final = 4096
-FORMAT_VERSION: Final = 1
 _OTHER: Final = {"client": "server", "server": "client"}
 _ANSWER_KEYS: Final = ("id", "requestId", "request_id")
 _PROGRESS: Final = "notifications/progress"
@@ -130,7 +130,10 @@ class Linter:
         stream = record.get("stream")
         self._stream = stream if type(stream) is str else None
         if record.get("v") != FORMAT_VERSION:
-            self.report("log/unreadable-record", f"format version {record.get('v')!r}; this linter reads 1")
+            self.report(
+                "log/unreadable-record",
+                f"format version {record.get('v')!r}; this linter reads {FORMAT_VERSION}",
+            )
             return
         kind = record.get("kind")
         sender = record.get("from")

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from yarl import URL
 
-from herald.wire.asgi import Receive, RecordingMiddleware, Scope, Send
+from herald.wire.asgi import Receive, RecordingMiddleware, Scope, Send, request_target
 from herald.wire.format import recorder_name
 from herald.wire.writer import Flushing, MessageLog
 
@@ -83,12 +83,7 @@ class Upstream:
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
-        path = scope.get("raw_path") or scope["path"].encode()
-        query = scope.get("query_string", b"")
-        url = URL(
-            self.origin + path.decode("latin-1") + ("?" + query.decode("latin-1") if query else ""),
-            encoded=True,
-        )
+        url = URL(self.origin + request_target(scope), encoded=True)
         headers = [
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in scope["headers"]

@@ -175,7 +175,9 @@ def _over_owner_cap(server: JobHost, owner: str | None) -> ToolResult | None:
 
     Only a client with an identity (a session, or an authenticated subject) has a cap of its
     own; 2026-07-28 requests without authentication share the server's `max_running_jobs`.
-    Each process counts the jobs it hears of, so behind replicas the cap holds per replica.
+    Each process counts the jobs whose events it hears (`Server.open_jobs`): with a shared store
+    that is every replica's, though a replica counts a job that was open when it started only
+    from that job's next event.
     """
     cap = server.max_jobs_per_owner
     if cap is None or not owner:
@@ -264,7 +266,7 @@ def install_job_support(server: JobHost) -> None:
         service = server.job_service()
         try:
             job = await service.get(job_id)
-        except (UnknownJob, ExpiredJob):
+        except UnknownJob:  # an expired one too
             raise KeyError(name) from None
         if not may_see(job.owner, ctx.principal):
             raise KeyError(name)  # the same answer as for a job that does not exist

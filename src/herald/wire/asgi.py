@@ -38,6 +38,13 @@ JSON_KEEP_BYTES: Final = 64 * 1024 * 1024
 OTHER_KEEP_BYTES: Final = 2048
 
 
+def request_target(scope: Scope) -> str:
+    """The request's path and query as the client sent them (undecoded)."""
+    path: bytes = scope.get("raw_path") or scope["path"].encode()
+    query: bytes = scope.get("query_string", b"")
+    return path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+
+
 class RecordingMiddleware:
     """Wraps an ASGI app; every HTTP exchange it serves is written to `log`."""
 
@@ -68,10 +75,7 @@ class _Exchange:
             name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
         }
         self.session: str | None = headers.get("mcp-session-id")
-        path = scope.get("raw_path") or scope["path"].encode()
-        query = scope.get("query_string", b"")
-        target = path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
-        self.request = {"method": method, "path": target, "headers": header_map(headers)}
+        self.request = {"method": method, "path": request_target(scope), "headers": header_map(headers)}
         self.body = bytearray()
         self.request_logged = False
         self.response: dict[str, Any] | None = None

@@ -99,7 +99,7 @@ def create_app(
         routes=routes,
         middleware=[
             *([Middleware(RecordingMiddleware, log=message_log)] if message_log is not None else []),
-            _cors(config),
+            _cors(config, endpoint.hosts),
         ],
         lifespan=lifespan,
     )
@@ -124,8 +124,8 @@ def metadata_routes(auth: AuthConfig) -> list[Route]:
     return [Route(path, serve_metadata, methods=["GET"]) for path in paths]
 
 
-def _cors(config: HttpConfig) -> Middleware:
-    """CORS for the pages `check_origin` admits: those on an allowed host, and `cors_origins`.
+def _cors(config: HttpConfig, hosts: HostAllowList) -> Middleware:
+    """CORS for the pages `check_host_and_origin` admits: those on an allowed host, and `cors_origins`.
 
     Starlette's middleware fits: it answers preflights before routing, adds its headers to
     the start of every response (errors and SSE streams alike, whatever follows), and
@@ -138,7 +138,7 @@ def _cors(config: HttpConfig) -> Middleware:
     """
     return Middleware(
         CORSMiddleware,
-        allow_origin_regex=HostAllowList.parse(config.allowed_hosts).cors_pattern(),
+        allow_origin_regex=hosts.cors_pattern(),
         allow_origins=sorted(config.cors_origins),
         allow_methods=["GET", "POST", "DELETE"],
         allow_headers=["*"],

@@ -23,6 +23,8 @@ SSE_HEADERS = [
 #: Where the scope keeps an absolute-form request target's authority (`POST http://name/mcp`),
 #: which uvicorn drops and `herald.transports.http.protocol` puts back for the Host check.
 TARGET_AUTHORITY: Final = "herald.target_authority"
+#: What `Retry-After` says when a cap turns a request away (503, 429): soon, not now.
+RETRY_AFTER_SECONDS: Final = 1
 #: Headers a request may carry once: two of them are two answers to one question, and a proxy
 #: in front that reads the first would disagree with us reading the last.
 SINGLE_HEADERS = frozenset({"host", "origin", "mcp-session-id", "mcp-protocol-version", "authorization"})

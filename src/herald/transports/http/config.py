@@ -32,8 +32,8 @@ class HttpConfig:
     retry_ms: int = 1000
     #: At SIGTERM, how long requests in flight may finish before the rest are cancelled.
     shutdown_timeout: int = 5
-    #: A connection must send a whole request head within this many seconds (from its first
-    #: byte, or from the end of its previous request), and then its body within `body_timeout`.
+    #: A connection must send a whole request head within this many seconds (from connecting,
+    #: or from the head's first bytes on a kept-alive one), then its body within `body_timeout`.
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     #: An idle keep-alive connection is closed after this many seconds.

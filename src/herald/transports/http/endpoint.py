@@ -37,6 +37,7 @@ from herald.server.principal import Principal
 from herald.stores.eventlog import EventLog
 from herald.taskgroup import task_group
 from herald.transports.http.asgi import (
+    RETRY_AFTER_SECONDS,
     TARGET_AUTHORITY,
     Receive,
     Scope,
@@ -108,7 +109,7 @@ class MCPEndpoint:
         except ProtocolError as exc:
             extra = [(b"allow", b"GET, POST, DELETE")] if exc.http_status == 405 else []
             if exc.http_status in (429, 503):
-                extra.append((b"retry-after", b"1"))
+                extra.append((b"retry-after", b"%d" % RETRY_AFTER_SECONDS))
             if isinstance(exc, Refused):
                 extra.append((b"www-authenticate", exc.challenge.encode()))
             await send_json(send, exc.http_status, error_response(error_id(exc), exc), extra)

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from herald.transports.http.asgi import TARGET_AUTHORITY
-
-RETRY_AFTER_SECONDS: Final = 1
+from herald.transports.http.asgi import RETRY_AFTER_SECONDS, TARGET_AUTHORITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +101,8 @@ class _GuardedProtocol(HttpToolsProtocol):
         self._deadline = self.loop.call_later(seconds, handler)
 
     def _disarm(self) -> None:
-        deadline = getattr(self, "_deadline", None)
-        if deadline is not None:
-            deadline.cancel()
+        if self._deadline is not None:
+            self._deadline.cancel()
             self._deadline = None
 
     def _head_too_slow(self) -> None:
