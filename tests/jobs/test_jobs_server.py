@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import jsonschema_rs
@@ -201,3 +202,10 @@ async def test_a_job_event_reaches_only_the_connections_that_follow_the_job() ->
     assert heard["mine"] == ["created", "started"], "an unsubscribed connection hears no more"
     assert heard["everyone"][-1] == "completed"
     assert "me" not in server._owned_job_listeners, "the index forgets an owner nobody follows"
+
+
+async def test_job_ids_are_capabilities_of_128_random_bits(client: InMemoryClient) -> None:
+    """Without authentication a job id is all a caller needs to read or cancel the job."""
+    ids = [(await client.call_tool("count", {"to": 1}))["structuredContent"]["jobId"] for _ in range(20)]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", job_id) for job_id in ids), ids
+    assert len(set(ids)) == len(ids)
