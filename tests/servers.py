@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,7 @@ from herald.jobs.store import JobStore
 from herald.testing import free_port, wait_until_listening
 
 REPO = Path(__file__).resolve().parents[1]
+GIFTGENIUS = [sys.executable, "-m", "giftgenius"]
 
 
 @contextlib.contextmanager
@@ -111,3 +114,41 @@ async def running_past(store: str, job_id: str, percentage: float) -> RunningJob
                 events = [event.to_params() for event in await jobs.events_after(job_id)]
                 return RunningJob(job.worker, events)
             await asyncio.sleep(0.005)
+
+
+@dataclass
+class Started:
+    process: subprocess.Popen[bytes]
+    stderr: Path
+    port: int | None = None
+
+    def worker_id(self) -> str:
+        """The worker id the process printed when it started."""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            for word in self.stderr.read_text().split():
+                if word.startswith("w-"):
+                    return word.rstrip(":")
+            time.sleep(0.05)
+        raise AssertionError(f"no worker id in {self.stderr.read_text()!r}")
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def terminate(self) -> int:
+        """SIGTERM, as an operator's restart sends; waits for the process to end, returns its status."""
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=60)
+
+
+@contextlib.contextmanager
+def started(argv: list[str], log: Path, port: int | None = None) -> Iterator[Started]:
+    with log.open("wb") as errors:
+        process = subprocess.Popen(argv, cwd=REPO, stderr=errors)
+        try:
+            if port is not None:
+                wait_until_listening(port, process)
+            yield Started(process, log, port)
+        finally:
+            stop(process)

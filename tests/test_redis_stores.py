@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,10 +14,11 @@ from herald.jobs.machine import TRANSITIONS, IllegalTransition, Outcome
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobService
 from herald.jobs.store import JobStore
+from herald.stores.errors import StoreError
 from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore, transition_table_lua
 from herald.stores.sessions import SessionStore
 from herald.testing import check_event_log, check_job_queue, check_job_store, check_session_store
-from tests.redis_server import redis_server
+from tests.redis_server import redis_server, restartable_redis
 
 _prefixes = itertools.count(1)
 
@@ -165,5 +167,47 @@ async def test_a_chain_with_one_bad_move_is_refused_whole(redis_url: str) -> Non
                 await store.record_chain(chain)
             assert [event.kind for event in await store.events_after(job.job_id)] == ["created", "started"]
             assert await store.get(job.job_id) == running, f"a {reason} chain writes nothing"
+    finally:
+        await store.aclose()
+
+
+async def test_a_call_made_while_redis_restarts_waits_for_it(tmp_path: Path) -> None:
+    """A restart of a few seconds is a pause for a caller, on a new connection, not an error."""
+    with restartable_redis(tmp_path, appendonly=True) as redis:
+        store = RedisJobStore.from_url(redis.url)
+        try:
+            now = "2026-01-01T00:00:00.000Z"
+            job = JobRecord("kept", "tool", now, now, sequence=1)
+            await store.create(job, JobEvent("kept", 1, "created", now, {"status": "pending"}))
+            assert await store.get("kept") == job, "the pool holds a connection from now on"
+            redis.stop()
+            reading = asyncio.ensure_future(store.get("kept"))
+            await asyncio.sleep(1.0)
+            assert not reading.done(), "the call waits while Redis is away"
+            redis.start()
+            async with asyncio.timeout(10):
+                assert await reading == job
+        finally:
+            await store.aclose()
+
+
+async def test_a_creation_sent_again_is_recognised_and_another_is_refused(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A creation whose answer was lost with its connection is sent again by the client; it must
+    not be refused as a second job with that id, which would leave the job created but unrun."""
+    store = RedisJobStore.from_url(redis_url, prefix=fresh())
+    now = "2026-01-01T00:00:00.000Z"
+    job = JobRecord("twice", "tool", now, now, sequence=1)
+    created = JobEvent("twice", 1, "created", now, {"status": "pending"})
+    try:
+        monkeypatch.setattr("herald.stores.redis.secrets.token_hex", lambda size: "one-try")
+        await store.create(job, created)
+        await store.create(job, created)  # the same try, sent again
+        monkeypatch.setattr("herald.stores.redis.secrets.token_hex", lambda size: "another-try")
+        with pytest.raises(StoreError, match="exists already"):
+            await store.create(job, created)
+        assert await store.get("twice") == job
+        assert len(await store.events_after("twice")) == 1
     finally:
         await store.aclose()

@@ -30,7 +30,7 @@ from herald.runtime import JobContext
 from herald.stores.sqlite import SqliteJobStore
 from herald.transports.stdio import run_stdio
 
-server = Server("stdio-jobs")
+server = Server("stdio-jobs", job_shutdown_grace_seconds=0)
 server.use_job_store(SqliteJobStore(sys.argv[1]))
 
 @server.job()
@@ -56,7 +56,8 @@ def gate(name: str) -> asyncio.Event:
 
 
 def build_server(database: Path) -> Server:
-    server = Server("client-jobs")
+    # No grace: a job cut short by a stop ends `interrupted` at once, which the tests follow.
+    server = Server("client-jobs", job_shutdown_grace_seconds=0)
     server.use_job_store(SqliteJobStore(database))
 
     @server.job()

@@ -21,10 +21,7 @@ import asyncio
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +35,11 @@ from mcp.shared.exceptions import MCPError
 
 from herald.client import connect_http
 from herald.jobs.service import RESUMED
-from herald.testing import free_port, wait_until_listening
+from herald.testing import free_port
 from tests.giftgenius.test_bulk_job import employees
 from tests.interop.test_sdk_http import connect as sdk_connect
 from tests.redis_server import redis_server
-from tests.servers import REPO, job_store, running_past, stop
+from tests.servers import GIFTGENIUS, REPO, Started, job_store, running_past, started
 
 PEOPLE = 30_000
 #: The workers' lease: short, so takeover comes soon after the kill, yet longer than a busy
@@ -51,42 +48,8 @@ PEOPLE = 30_000
 LEASE_SECONDS = 3
 #: Long enough for four bulk analyses on two cores, with a takeover in the middle.
 DEADLINE_SECONDS = 300.0
-GIFTGENIUS = [sys.executable, "-m", "giftgenius"]
 #: How many times the SDK client connects again after a request was lost with a replica.
 SDK_RECONNECTS = 5
-
-
-@dataclass
-class Started:
-    process: subprocess.Popen[bytes]
-    stderr: Path
-    port: int | None = None
-
-    def worker_id(self) -> str:
-        """The worker id the process printed when it started."""
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            for word in self.stderr.read_text().split():
-                if word.startswith("w-"):
-                    return word.rstrip(":")
-            time.sleep(0.05)
-        raise AssertionError(f"no worker id in {self.stderr.read_text()!r}")
-
-    def kill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def started(argv: list[str], log: Path, port: int | None = None) -> Iterator[Started]:
-    with log.open("wb") as errors:
-        process = subprocess.Popen(argv, cwd=REPO, stderr=errors)
-        try:
-            if port is not None:
-                wait_until_listening(port, process)
-            yield Started(process, log, port)
-        finally:
-            stop(process)
 
 
 def haproxy_config(port: int, backends: list[int], balance: str) -> str:

@@ -30,7 +30,8 @@ from herald.runtime import JobContext
 from herald.stores.sqlite import SqliteJobStore
 from herald.transports.http import run_http
 
-server = Server("restart", job_lease_seconds=1.0)
+grace = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
+server = Server("restart", job_lease_seconds=1.0, job_shutdown_grace_seconds=grace)
 server.use_job_store(SqliteJobStore(sys.argv[1]))
 
 @server.job()
@@ -58,11 +59,12 @@ run_http(server, port=int(sys.argv[2]))
 
 @contextmanager
 def running_server(
-    script: Path, database: Path, stderr: Path | None = None
+    script: Path, database: Path, stderr: Path | None = None, grace: float = 1.0
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     port = free_port()
     errors = stderr.open("wb") if stderr is not None else None
-    process = subprocess.Popen([sys.executable, str(script), str(database), str(port)], stderr=errors)
+    argv = [sys.executable, str(script), str(database), str(port), str(grace)]
+    process = subprocess.Popen(argv, stderr=errors)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         wait_until_listening(port, process)
@@ -108,7 +110,7 @@ def test_a_second_server_on_the_file_leaves_a_live_servers_jobs_alone(tmp_path: 
     database = tmp_path / "jobs.db"
     logs = tmp_path / "first.log", tmp_path / "second.log"
     with running_server(script, database, logs[0]) as (_, first):
-        job_id = structured(first, "slow", {"steps": 150})["jobId"]
+        job_id = structured(first, "slow", {"steps": 400})["jobId"]
         until_progressed(first, job_id)
         with running_server(script, database, logs[1]) as (_, second):
             seen_by_second = structured(second, "get_job_status", {"jobId": job_id})
@@ -232,3 +234,19 @@ def test_killed_job_is_failed_as_interrupted_and_its_events_replay(tmp_path: Pat
         validators = {name: jsonschema_rs.validator_for(schema) for name, schema in all_schemas().items()}
         for event in after["events"]:
             validators[event["type"]].validate(event)
+
+
+def test_sigterm_lets_a_job_that_cannot_go_on_elsewhere_finish(tmp_path: Path) -> None:
+    """`slow` is not resumable: SIGTERM gives it the grace (30 s here) to end on its own."""
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    database = tmp_path / "jobs.db"
+    with running_server(script, database, grace=30) as (process, url):
+        job_id = structured(url, "slow", {"steps": 100})["jobId"]
+        until_progressed(url, job_id)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    with running_server(script, database) as (_, url):
+        after = structured(url, "get_job_status", {"jobId": job_id})
+    assert after["status"] == "completed", after.get("error")
+    assert [event["type"] for event in after["events"]][-1] == "job.completed"

@@ -17,7 +17,7 @@ import pytest
 
 from herald.jobs.service import MAX_WRITTEN_BEHIND, JobService
 from herald.runtime import JobContext, JobRunner
-from herald.runtime.runner import STORE_FAILED
+from herald.runtime.runner import STORE_FAILED, JobFunction
 from herald.stores import StoreError
 from herald.stores.sqlite import SqliteJobStore, connect
 
@@ -164,7 +164,9 @@ async def test_a_refused_ending_at_shutdown_is_left_for_the_next_start(tmp_path:
     await disk.store.aclose()
     reopened = SqliteJobStore(tmp_path / "jobs.db")
     try:
-        assert await JobRunner(JobService(reopened)).recover() == [job.job_id]
+        next_start = JobRunner(JobService(reopened))
+        next_start.functions = {"work": JobFunction(work, "ctx")}
+        assert await next_start.recover() == [job.job_id]
         after = await reopened.get(job.job_id)
         assert after is not None
         assert after.error is not None

@@ -31,7 +31,7 @@ StoreFactory = Callable[[], JobStore]
 
 
 def gift_server(store: JobStore, *, takes_jobs: bool, ran: list[str], lease: float = 15.0) -> Server:
-    server = Server("workers", takes_jobs=takes_jobs, job_lease_seconds=lease)
+    server = Server("workers", takes_jobs=takes_jobs, job_lease_seconds=lease, job_shutdown_grace_seconds=0)
     server.use_job_store(store)
 
     @server.job()

@@ -32,6 +32,17 @@ if TYPE_CHECKING:
 DEFAULT_LEASE_SECONDS = 15.0
 #: How long ended jobs are kept by default (`herald.runtime.runner.DEFAULT_RETENTION_SECONDS`).
 DEFAULT_RETENTION = "7d"
+#: herald's default shutdown grace (`herald.runtime.runner.DEFAULT_SHUTDOWN_GRACE_SECONDS`).
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
+
+ShutdownGrace = Annotated[
+    float,
+    typer.Option(
+        min=0,
+        help="On SIGTERM or Ctrl-C, seconds a job that cannot be resumed may take to finish before "
+        "it fails as interrupted; resumable ones (the bulk analysis) go back to the queue at once.",
+    ),
+]
 
 
 def serve(
@@ -96,6 +107,7 @@ def serve(
             "(e.g. 7d, 12h, 30m, 90s). An MCP task keeps its own ttl.",
         ),
     ] = DEFAULT_RETENTION,
+    shutdown_grace: ShutdownGrace = DEFAULT_SHUTDOWN_GRACE_SECONDS,
     no_worker: Annotated[
         bool,
         typer.Option(
@@ -228,6 +240,7 @@ def serve(
     server.max_jobs_per_owner = max_jobs_per_client or None
     server.job_lease_seconds = job_lease
     server.job_retention_seconds = retention_seconds
+    server.job_shutdown_grace_seconds = shutdown_grace
     server.takes_jobs = not no_worker
     if listening is None or config is None:
         from herald.transports.stdio import run_stdio
@@ -385,6 +398,7 @@ def worker(
     retention: Annotated[
         str, typer.Option(help="Forget ended jobs this long after they ended (e.g. 7d, 12h).")
     ] = DEFAULT_RETENTION,
+    shutdown_grace: ShutdownGrace = DEFAULT_SHUTDOWN_GRACE_SECONDS,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Run GiftGenius jobs that `serve` processes queue in a shared store, until stopped (Ctrl-C)."""
@@ -398,6 +412,7 @@ def worker(
     server.max_running_jobs = max_running_jobs
     server.job_lease_seconds = job_lease
     server.job_retention_seconds = retention_seconds
+    server.job_shutdown_grace_seconds = shutdown_grace
     if not quiet:
         worker_id = server.job_service().worker_id
         print(

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from herald.jobs.events import JobEvent, timestamp
+from herald.jobs.events import TERMINAL_KINDS, JobEvent, timestamp
 from herald.jobs.machine import IllegalTransition, JobInput, Outcome, apply
 from herald.jobs.record import JobRecord
 from herald.jobs.store import JobChanged, JobStore
@@ -49,6 +49,10 @@ RESTART_HINT = "Start the job again; its earlier events stay available."
 WORKER_STOPPED = "The server stopped while this job was running."
 #: The stage a resumed job reports when another worker takes it over.
 RESUMED = "resumed after its worker stopped"
+#: The stage a job reports when its worker stops cleanly and hands it back to the queue.
+HANDED_BACK = "waiting for a worker: its server stopped"
+#: The stage a job reports when its own worker resumes it after the store refused a write.
+RESUMED_AFTER_STORE_ERROR = "resumed after a storage error"
 #: How many jobs' last told sequence is remembered (the oldest are forgotten first).
 REMEMBERED_JOBS = 10_000
 #: How often one change is decided again because other writers keep getting there first.
@@ -124,6 +128,9 @@ class JobService:
         self._told: collections.OrderedDict[str, int] = collections.OrderedDict()
         #: The jobs whose progress is being written behind their functions.
         self._behind: dict[str, _Behind] = {}
+        #: The jobs told of whose last told event did not end them (of those in `_told`):
+        #: what `catch_up` reads again after hints may have been lost.
+        self._open: set[str] = set()
 
     def subscribe(self, listener: JobListener) -> Callable[[], None]:
         return self._listeners.add(listener)
@@ -209,13 +216,14 @@ class JobService:
             raise ExpiredJob(job_id) if await self.store.expired(job_id) else UnknownJob(job_id)
         return job
 
-    async def claim(self, job: JobRecord) -> JobRecord | None:
-        """Take over an orphaned job as this worker; None if another writer got to it first.
+    async def claim(self, job: JobRecord, stage: str = RESUMED) -> JobRecord | None:
+        """Take over an orphaned or queued job as this worker; None if another writer got to it first.
 
         The claim is an event, so that exactly one of several claimers wins the
         compare-and-set: a pending job is started, a running one reports that it resumes
-        (at the progress it had, so progress never goes back). It is tried once: a job that
-        changed since `orphaned()` read it has a live worker, or is taken.
+        (at the progress it had, so progress never goes back, with `stage` saying why). It
+        is tried once: a job that changed since `orphaned()` read it has a live worker, or
+        is taken.
         """
         now = self.clock()
         claimed = JobRecord.from_json(job.to_json())
@@ -225,8 +233,8 @@ class JobService:
             claimed.status = "running"
             event = JobEvent(job.job_id, claimed.sequence, "started", now, {"status": "running"})
         elif job.status == "running":
-            claimed.stage = RESUMED
-            payload = {"percentage": job.percentage, "stage": RESUMED}
+            claimed.stage = stage
+            payload = {"percentage": job.percentage, "stage": stage}
             event = JobEvent(job.job_id, claimed.sequence, "progress", now, payload)
         else:
             return None
@@ -234,8 +242,31 @@ class JobService:
             await self.store.record(claimed, event)
         except JobChanged:
             return None
+        behind = self._behind.get(job.job_id)
+        if behind is not None and behind.writer is None:
+            del self._behind[job.job_id]  # a refusal an earlier run here never read is past
+        self._written[job.job_id] = dataclasses.replace(claimed)
         self._announce(claimed, event)
         return claimed
+
+    async def hand_back(self, job_id: str) -> JobEvent | None:
+        """The job's own run stops cleanly (its server is shutting down): queue it again.
+
+        Its progress is stored first; then one event, at the progress it had, says it waits
+        for a worker and leaves it with none, which queues it: another worker (or this one,
+        started again) claims it and goes on from its last checkpoint. Fenced, like every
+        change a run reports: once another worker holds the job, `JobTakenOver`.
+        """
+        await self.settle(job_id)
+        job = self._written.get(job_id) or await self.get(job_id)
+
+        def payload(job: JobRecord) -> dict[str, Any]:
+            job.worker = None
+            return {"percentage": job.percentage, "stage": HANDED_BACK}
+
+        return await self._change(
+            job_id, JobInput.PROGRESS, "progress", payload, job.percentage, HANDED_BACK, fenced=True
+        )
 
     async def interrupt(self, job_id: str, message: str, *, fenced: bool = False) -> JobEvent | None:
         """Fail a job its server could not finish (code `interrupted`).
@@ -361,9 +392,24 @@ class JobService:
             return  # told already (a hint of this process's own write, or a repeated one)
         self._told[job.job_id] = event.sequence
         self._told.move_to_end(job.job_id)
+        if event.kind in TERMINAL_KINDS:
+            self._open.discard(job.job_id)
+        else:
+            self._open.add(job.job_id)
         if len(self._told) > REMEMBERED_JOBS:
-            self._told.popitem(last=False)
+            self._open.discard(self._told.popitem(last=False)[0])
         self._listeners.tell(job, event)
+
+    async def catch_up(self) -> None:
+        """Tell what other processes wrote while their hints could not arrive (a store that
+        came back): for every job told of and not seen to end, what the store holds beyond
+        what was told. Jobs nobody here has heard of are nobody's business here."""
+        for job_id in list(self._open):
+            job = await self.store.get(job_id)
+            if job is None:
+                self._open.discard(job_id)  # gone with the store's contents, or forgotten
+            elif job.sequence > self._told.get(job_id, 0):
+                await self.hear(job_id, job.sequence)
 
     async def hear(self, job_id: str, sequence: int, since: int | None = None) -> None:
         """Events of `job_id` up to `sequence` were written, perhaps by another process: tell what is new.

@@ -26,6 +26,7 @@ taken is still the job's own compare-and-set, and whether its worker lives is it
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -44,6 +45,12 @@ class Hear(Protocol):
     async def __call__(self, job_id: str, sequence: int, since: int | None = None) -> None: ...
 
 
+#: What `follow_writers` calls when it starts to tell of other processes' writes, and again
+#: whenever it starts again after it could not (Redis came back): what was written in
+#: between is the caller's to catch up on (`JobService.catch_up`).
+Subscribed = Callable[[], Awaitable[None]]
+
+
 class JobChanged(Exception):
     """Another writer recorded an event of this job first: read the job again and decide anew.
 
@@ -56,6 +63,10 @@ class JobChanged(Exception):
 
 
 class JobStore(Protocol):
+    #: Whether the jobs outlive this process (a file, a server): then a job its worker hands
+    #: back at a clean shutdown is taken up again later. False for the in-memory store.
+    durable: bool
+
     async def create(self, job: JobRecord, event: JobEvent) -> None:
         """Store a new job, arguments and all, together with its first event."""
 

@@ -1,12 +1,13 @@
 """How a worker takes jobs from a store that keeps its own queue (`JobQueue`: Redis).
 
-The queue hands each queued job to one worker. The worker claims the job with the job's
-own compare-and-set, as it would a job it found by looking; the entry stays the
-worker's while the job runs (held with every lease renewal) and is acknowledged when the
-job ends. An entry a stopped worker held goes idle, and the next worker to recover takes
-it over: a queued job that was never claimed is claimed there, one whose job recovery
-took over is held by its new worker, and any other is acknowledged. Whether a job's
-worker lives is always its lease, never the queue.
+The queue hands each queued job to one worker: a new one, or one a worker handed back
+when it stopped cleanly (a running job with no worker, which goes on from its checkpoint).
+The worker claims the job with the job's own compare-and-set, as it would a job it found
+by looking; the entry stays the worker's while the job runs (held with every lease
+renewal) and is acknowledged when the job ends. An entry a stopped worker held goes
+idle, and the next worker to recover takes it over: a queued job that was never claimed
+is claimed there, one whose job recovery took over is held by its new worker, and any
+other is acknowledged. Whether a job's worker lives is always its lease, never the queue.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class QueueTaker:
             if now - self._waiting[entry.entry][1] > self.lease_seconds:
                 self._forget(entry)
             return False
-        if job.status != "pending" or job.worker is not None:
+        if job.terminal or job.worker is not None:
             self._forget(entry)  # claimed by recovery elsewhere, or ended: nothing to run
             return False
         if not await claimer.claim_queued(job):
@@ -124,7 +125,7 @@ class QueueTaker:
                 self._running[entry.job_id] = entry
                 continue
             job = await self.store.get(entry.job_id)
-            if job is not None and job.status == "pending" and job.worker is None:
+            if job is not None and not job.terminal and job.worker is None:
                 self._waiting[entry.entry] = (entry, now)  # read, never claimed: claim it
             else:
                 done.append(entry)

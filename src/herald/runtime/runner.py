@@ -17,19 +17,26 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
-from herald.jobs.service import RESUMED, STORE_ERROR, WORKER_STOPPED, JobService, JobTakenOver
-from herald.jobs.store import Hear, JobQueue
+from herald.jobs.service import (
+    RESUMED_AFTER_STORE_ERROR,
+    STORE_ERROR,
+    WORKER_STOPPED,
+    JobService,
+    JobTakenOver,
+    UnknownJob,
+)
+from herald.jobs.store import Hear, JobQueue, Subscribed
 from herald.protocol.errors import ProtocolError
 from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
 from herald.runtime.queue_taker import QueueTaker
-from herald.stores.errors import StoreError
+from herald.stores.errors import JobMissing, StoreError
 
 logger = logging.getLogger("herald.jobs")
 
@@ -48,6 +55,18 @@ PRUNE_EVERY_SECONDS = 3600.0
 #: How long a worker's lease lasts unless renewed; it is renewed three times per period.
 #: A worker killed without a word holds its jobs this long at most (plus one sweep period).
 DEFAULT_LEASE_SECONDS = 15.0
+
+#: How long a clean shutdown lets a job that cannot go on elsewhere (not resumable) run on
+#: before it fails it `interrupted`. Resumable jobs are handed back at once.
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
+
+#: How often one run resumes its job after the store refused a write before it gives up and
+#: fails the job `store_error`: a store that takes writes but refuses this job's every
+#: time (a result too large for it, say) must not have the job run for ever.
+MAX_RESUMES_AFTER_STORE_ERROR = 5
+
+#: The longest pause between two tries to follow the store's hints once they were lost.
+LONGEST_FOLLOW_PAUSE = 30.0
 
 
 def default_max_running_jobs() -> int:
@@ -77,6 +96,14 @@ class ShuttingDown(ProtocolError):
 Ending = Callable[[], Awaitable[object]]
 
 
+class _AfterStoreError:
+    """What `_work` returns for a resumable job whose store refused a write: go on from the
+    last checkpoint once the store works again, instead of failing the job."""
+
+
+AFTER_STORE_ERROR: Final = _AfterStoreError()
+
+
 @dataclass(frozen=True, slots=True)
 class JobFunction:
     """What runs the jobs of one tool: its function, the parameter its context goes in, and
@@ -98,14 +125,20 @@ PICK_UP_EVERY_SECONDS = 1.0
 
 @dataclass(slots=True)
 class _Admission:
-    """A launched job waiting for a free slot: what its task will run."""
+    """A launched job: what its task runs, and how it may end."""
 
     job_id: str
     function: Callable[..., Any]
     values: dict[str, Any]
+    context_name: str | None
     context: JobContext
+    log: Callable[[str, Any], None]
     #: Claimed (`JobService.claim`): already started; a resumed one loads its checkpoint first.
     claimed: bool = False
+    #: Its function can go on from a checkpoint (`@server.job(resumable=True)`).
+    resumable: bool = False
+    #: How often this run went on after a store error.
+    resumes: int = 0
 
 
 class JobRunner:
@@ -116,14 +149,16 @@ class JobRunner:
     happens to the store: a write the store refuses (a full disk) is tried again, with
     delays that double from `retry_delay` up to `max_retry_delay`, for as long as the
     server runs, because a live server must never leave a job `running` that nothing
-    runs. Only shutdown ends the retries, after one last try; the next start then fails
-    the job as `interrupted`.
+    runs. Only shutdown ends the retries, after one last try; the job is then an orphan of
+    a stopped worker, which recovery resumes or fails. A resumable job whose store refused
+    a write is not failed: its run waits until the store works again and goes on from its
+    last checkpoint.
 
     Admission: `launch` accepts every job at once, but at most `max_running` have a task;
     the others stay `pending` in the store and wait here, in the order they were launched
     (which is the order the store created them: a job tool launches right after `create`
     returns), until a running job's task ends. A queued job cancelled is taken off the
-    queue; at shutdown the queued jobs are failed `interrupted`, as the running ones are.
+    queue. Shutdown (`aclose`) hands on what can go on elsewhere and gives the rest a grace.
     """
 
     def __init__(
@@ -156,6 +191,8 @@ class JobRunner:
         #: Takes queued jobs when told (`_wake`) or every `PICK_UP_EVERY_SECONDS`; owned here.
         self._pick_up: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        #: Set to cut the shutdown grace short (`end_grace`).
+        self._grace_ended = asyncio.Event()
         #: The job function of each tool this worker runs: set by the server, which knows its
         #: job tools. A queued job of another tool is left for a worker that knows it.
         self.functions: Mapping[str, JobFunction] = {}
@@ -164,6 +201,8 @@ class JobRunner:
         self._sleep = sleep
         self._max_running = _checked_limit(default_max_running_jobs() if max_running is None else max_running)
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        #: What each task runs (the same keys as `_tasks`).
+        self._started: dict[str, _Admission] = {}
         self._contexts: dict[str, JobContext] = {}
         #: Launched, not yet running, oldest first (dicts keep insertion order).
         self._queue: dict[str, _Admission] = {}
@@ -201,12 +240,13 @@ class JobRunner:
         log: Callable[[str, Any], None],
         *,
         claimed: bool = False,
+        resumed: bool = False,
     ) -> None:
         """Accept a created (`pending`) job: run it now if a slot is free, else when one frees.
 
         `claimed` is for a job this worker claimed (`JobService.claim`): it is already
-        running. A job taken over from a stopped worker (its stage says it resumed) starts
-        again from its last checkpoint; a queued one starts from the beginning.
+        running. One that had run elsewhere (`resumed`) starts again from its last
+        checkpoint; a queued one starts from the beginning.
 
         Raises `ShuttingDown` once `aclose` has begun: nothing would run the job, and
         `aclose` may already have failed the jobs it knew of. The caller fails the job
@@ -214,12 +254,16 @@ class JobRunner:
         """
         if self._closing:
             raise ShuttingDown()
-        context = JobContext(self.service, job, log, resumed=claimed and job.stage == RESUMED)
+        context = JobContext(self.service, job, log, resumed=resumed)
         values = dict(arguments)
         if context_name is not None:
             values[context_name] = context
         self._contexts[job.job_id] = context
-        self._queue[job.job_id] = _Admission(job.job_id, function, values, context, claimed)
+        found = self.functions.get(job.tool)
+        resumable = found is not None and found.resumable and found.function is function
+        self._queue[job.job_id] = _Admission(
+            job.job_id, function, values, context_name, context, log, claimed, resumable
+        )
         self._admit()
 
     def _admit(self) -> None:
@@ -231,13 +275,13 @@ class JobRunner:
     def _start(self, admitted: _Admission) -> None:
         job_id = admitted.job_id
         # Owned here: `cancel` and `aclose` cancel it, and `aclose` awaits it.
-        task = asyncio.get_running_loop().create_task(
-            self._run(job_id, admitted.function, admitted.values, admitted.context, admitted.claimed)
-        )
+        task = asyncio.get_running_loop().create_task(self._run(admitted))
         self._tasks[job_id] = task
+        self._started[job_id] = admitted
 
         def forget(_: object) -> None:
             self._tasks.pop(job_id, None)
+            self._started.pop(job_id, None)
             context = self._contexts.pop(job_id, None)
             if self._queue_taker is not None:
                 # A run taken over leaves the queue entry to the worker that took the job.
@@ -248,31 +292,19 @@ class JobRunner:
 
         task.add_done_callback(forget)
 
-    async def _run(
-        self,
-        job_id: str,
-        function: Callable[..., Any],
-        values: dict[str, Any],
-        context: JobContext,
-        claimed: bool,
-    ) -> None:
-        ending = await self._work(job_id, function, values, context, claimed)
-        context.ending = True
+    async def _run(self, admitted: _Admission) -> None:
+        ending = await self._work(admitted)
+        while isinstance(ending, _AfterStoreError):
+            ending = await self._resume_after_store_error(admitted)
+        admitted.context.ending = True
         if ending is not None:
-            await self._settle(job_id, ending)
+            await self._settle(admitted.job_id, ending)
 
-    async def _work(
-        self,
-        job_id: str,
-        function: Callable[..., Any],
-        values: dict[str, Any],
-        context: JobContext,
-        claimed: bool,
-    ) -> Ending | None:
-        """Run the function; the ending still to record, or None once completion is recorded."""
-        service = self.service
+    async def _work(self, admitted: _Admission) -> Ending | _AfterStoreError | None:
+        """Run the function; the ending still to record, or None when there is nothing to record."""
+        service, job_id, context = self.service, admitted.job_id, admitted.context
         try:
-            if claimed:  # already running: a resumed job goes on from its last checkpoint
+            if admitted.claimed:  # already running: a resumed job goes on from its last checkpoint
                 if context.resumed:
                     await context.load_checkpoint()
             else:
@@ -281,15 +313,16 @@ class JobRunner:
                 except IllegalTransition:  # it ended (cancelled, say) while it waited for a slot
                     logger.info("job %s ended before it could start", job_id)
                     return None
-            outcome = await function(**values)
+            outcome = await admitted.function(**admitted.values)
             if context.store_failure is not None:  # the function caught it and went on
                 raise context.store_failure
             if context.result_uri is None:
                 uri = await context.save_result("result.json", orjson.dumps(outcome), "application/json")
                 context.complete(uri, outcome.get("summary") if isinstance(outcome, dict) else None)
-            assert context.result_uri is not None
-            await service.complete(job_id, context.result_uri, context.summary)
-            return None
+            result_uri, summary = context.result_uri, context.summary
+            assert result_uri is not None
+            # Recorded by `_settle`, tried again while the store refuses: the work is done.
+            return lambda: service.complete(job_id, result_uri, summary)
         except (asyncio.CancelledError, JobTakenOver) as stopped:
             if context.taken_over or isinstance(stopped, JobTakenOver):
                 logger.warning("job %s was taken over by another worker; its run here stops", job_id)
@@ -298,6 +331,8 @@ class JobRunner:
             # cancellation is the server going away (`aclose`, or the loop shutting down).
             if context.cancel_requested.is_set():
                 return lambda: service.cancel(job_id, "cancelled on request")
+            if self._closing and admitted.resumable and service.store.durable:
+                return lambda: service.hand_back(job_id)
             return lambda: service.interrupt(job_id, SHUTTING_DOWN, fenced=True)
         except Exception as exc:
             if context.taken_over:  # the function made something else of `JobTakenOver`
@@ -309,7 +344,18 @@ class JobRunner:
                 logger.info("job %s ended elsewhere while it ran; its function stopped", job_id)
                 return None
             failure = exc if isinstance(exc, StoreError) else context.store_failure
+            if isinstance(failure, JobMissing) or isinstance(exc, UnknownJob):
+                logger.warning("job %s is gone from the store (emptied?); its run here stops", job_id)
+                return None
             if failure is not None:  # whatever the function made of it, the store failed first
+                if admitted.resumable and admitted.resumes < MAX_RESUMES_AFTER_STORE_ERROR:
+                    logger.warning(
+                        "job %s paused: the store refused a write (%s); it goes on from its last "
+                        "checkpoint once the store works again",
+                        job_id,
+                        failure,
+                    )
+                    return AFTER_STORE_ERROR
                 logger.warning("job %s stopped: the store refused a write (%s)", job_id, failure)
                 return lambda: service.fail(job_id, STORE_ERROR, STORE_FAILED, STORE_FAILED_HINT, fenced=True)
             if isinstance(exc, JobFailure):
@@ -318,6 +364,47 @@ class JobRunner:
             logger.exception("job %s failed", job_id)
             unexpected = f"The job failed: {type(exc).__name__}"
             return lambda: service.fail(job_id, "internal", unexpected, None, fenced=True)
+
+    async def _resume_after_store_error(self, admitted: _Admission) -> Ending | _AfterStoreError | None:
+        """Wait until the store works, claim the job again, and run it on from its checkpoint.
+
+        Returns how that run ended. Nothing to record if the job ended or went to another
+        worker meanwhile, or if the server stops first: the job is then an orphan of a
+        stopped worker, and recovery resumes it as it would after a crash.
+        """
+        job_id, delay = admitted.job_id, self.retry_delay
+        admitted.resumes += 1
+        claimed = None
+        while claimed is None:
+            if admitted.context.cancel_requested.is_set():
+                return lambda: self.service.cancel(job_id, "cancelled on request")
+            try:
+                job = await self.service.get(job_id)
+                if job.terminal or job.worker not in (None, self.service.worker_id):
+                    return None
+                # None: another writer changed the job since it was read; look again.
+                claimed = await self.service.claim(job, RESUMED_AFTER_STORE_ERROR)
+            except UnknownJob:
+                logger.warning("job %s is gone from the store (emptied?); its run here stops", job_id)
+                return None
+            except StoreError as refused:
+                logger.info("job %s waits for the store (%s); next try in %.2f s", job_id, refused, delay)
+                try:
+                    await self._sleep(delay)
+                except asyncio.CancelledError:
+                    if not admitted.context.cancel_requested.is_set():
+                        return None  # shutdown: the lease ends with it, and recovery goes on
+                delay = min(delay * 2, self.max_retry_delay)
+            except asyncio.CancelledError:
+                if not admitted.context.cancel_requested.is_set():
+                    return None
+        logger.info("job %s goes on from its last checkpoint after the store error", job_id)
+        context = JobContext(self.service, claimed, admitted.log, resumed=True)
+        if admitted.context_name is not None:
+            admitted.values[admitted.context_name] = context
+        self._contexts[job_id] = admitted.context = context
+        admitted.claimed = True
+        return await self._work(admitted)
 
     async def _ended_elsewhere(self, job_id: str) -> bool:
         try:
@@ -333,14 +420,22 @@ class JobRunner:
             try:
                 await ending()
                 return
+            except JobTakenOver:
+                logger.warning(
+                    "job %s was taken over by another worker; its ending here is not recorded", job_id
+                )
+                return
             except IllegalTransition:
                 logger.info("job %s: ending not recorded: it had already ended", job_id)
+                return
+            except (JobMissing, UnknownJob):
+                logger.warning("job %s is gone from the store (emptied?); its ending is not recorded", job_id)
                 return
             except StoreError as refused:
                 if last_try or self._closing:
                     logger.error(
-                        "job %s: its ending was not recorded before shutdown (%s); "
-                        "the next start fails it as interrupted",
+                        "job %s: its ending was not recorded before shutdown (%s); it is left to "
+                        "recovery, which resumes or fails the jobs of stopped workers",
                         job_id,
                         refused,
                     )
@@ -422,9 +517,9 @@ class JobRunner:
         return recovered
 
     def _heard(self, job: JobRecord, event: JobEvent) -> None:
-        """A job was queued somewhere (wake the pick-up), or ended or was taken over elsewhere
-        while it runs here."""
-        if event.kind == "created" and job.worker is None:
+        """A job was queued somewhere, or handed back (wake the pick-up), or ended or was taken
+        over elsewhere while it runs here."""
+        if job.worker is None and not job.terminal:
             self._wake.set()
             return
         # Cancelled on another replica (or failed by one that took this worker for dead)
@@ -467,7 +562,7 @@ class JobRunner:
         for job in await self.service.store.orphaned():
             if self.free_slots() <= 0:
                 break
-            if job.status != "pending" or job.worker is not None:
+            if job.worker is not None:
                 continue  # a stopped worker's job: recovery's business, once per lease period
             if await self.claim_queued(job):
                 taken.append(job.job_id)
@@ -486,34 +581,63 @@ class JobRunner:
         return job_id in self._tasks or job_id in self._queue
 
     async def claim_queued(self, job: JobRecord) -> bool:
-        """Claim a queued job and run it here; False if another worker claimed it first."""
+        """Claim a queued job (new, or handed back by a worker that stopped) and run it here;
+        False if another worker claimed it first."""
         found = None if self._closing else self.functions.get(job.tool)
-        return found is not None and await self._claim(job, found)
+        if found is None:
+            return False
+        if job.status == "running" and not found.resumable:
+            # Handed back by code that could go on from a checkpoint; this code cannot.
+            await self.service.interrupt(job.job_id, WORKER_STOPPED)
+            return False
+        return await self._claim(job, found)
 
     async def _claim(self, job: JobRecord, found: JobFunction) -> bool:
-        """Claim the job as this worker and run it here; False if another writer got it first."""
+        """Claim the job as this worker and run it here; False if another writer got it first.
+
+        A job that was running (a stopped worker's, or one handed back) goes on from its
+        last checkpoint; a pending one starts from the beginning.
+        """
         claimed = await self.service.claim(job)
         if claimed is None:
             return False
         self.launch(
-            claimed, found.function, claimed.arguments, found.context_name, _log_to(job.job_id), claimed=True
+            claimed,
+            found.function,
+            claimed.arguments,
+            found.context_name,
+            _log_to(job.job_id),
+            claimed=True,
+            resumed=job.status == "running",
         )
         return True
 
-    async def _follow(self, follow: Callable[[Hear], Awaitable[None]]) -> None:
+    async def _follow(self, follow: Callable[[Hear, Subscribed], Awaitable[None]]) -> None:
         """Tell listeners here of events written anywhere (a replica's job, a worker's), for good.
 
-        A store that drops the subscription is followed again after a pause; the events
-        themselves stay in the store, so nothing is lost, only told later.
+        A store that drops the subscription is followed again after a pause that doubles
+        while it keeps failing and starts small again once hints come. Hints sent while
+        none could come are lost, so each time they come again the service reads what the
+        jobs it told of wrote meanwhile (`JobService.catch_up`): nothing is lost, only told
+        later.
         """
         pause = 1.0
+
+        async def subscribed() -> None:
+            nonlocal pause
+            pause = 1.0
+            try:
+                await self.service.catch_up()
+            except StoreError as refused:  # the next hint of each job brings what this missed
+                logger.warning("could not catch up on the events written while hints were lost (%s)", refused)
+
         while True:
             try:
-                await follow(self.service.hear)
+                await follow(self.service.hear, subscribed)
             except StoreError as refused:
                 logger.warning("lost the store's event hints (%s); following again in %.0f s", refused, pause)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 30.0)
+                await self._sleep(pause)
+                pause = min(pause * 2, LONGEST_FOLLOW_PAUSE)
 
     async def recover(self) -> list[str]:
         """Take over the jobs of stopped workers that can go on, and fail the others once.
@@ -521,24 +645,29 @@ class JobRunner:
         Returns the ids of the jobs recovered either way. A job that never started, or a
         resumable one, is claimed (one claimer wins) and run here, the resumable one from
         its last checkpoint; a running job that is not resumable is failed `interrupted`.
+        Only jobs of tools this worker runs are touched, and nothing once it is stopping.
         """
         recovered: list[str] = []
+        if self._closing:
+            return recovered  # a stopping worker takes nothing on, and fails nobody's jobs
         for job in await self.service.store.orphaned():
-            if job.worker is None and job.status == "pending" and not self._closing:
-                continue  # queued, not orphaned: `take_queued` starts it when a slot is free
+            if job.worker is None:
+                continue  # queued (new, or handed back): `take_queued` claims it when a slot is free
             if job.worker == self.service.worker_id:
                 # Its lease looks lapsed (a renewal written late under load), but the
                 # worker asking is alive: its job runs here already and must not run twice.
                 continue
-            found = None if self._closing else self.functions.get(job.tool)
-            if found is not None and (found.resumable or job.status == "pending"):
+            found = self.functions.get(job.tool)
+            if found is None:
+                continue  # whether it could go on is for a worker that knows its tool to say
+            if found.resumable or job.status == "pending":
                 if not await self._claim(job, found):
                     continue  # another worker took it, or its own worker is alive after all
                 logger.info("job %s of a stopped worker goes on here", job.job_id)
                 recovered.append(job.job_id)
             elif await self.service.interrupt(job.job_id, WORKER_STOPPED) is not None:
                 recovered.append(job.job_id)
-        taker = None if self._closing else self._queue_taker
+        taker = self._queue_taker
         if taker is not None and await taker.take_over(self):
             self._wake.set()  # the entries of queued jobs a stopped worker never claimed
         return recovered
@@ -573,27 +702,44 @@ class JobRunner:
             logger.info("forgot %d job(s) past their retention", len(gone))
         return gone
 
-    async def aclose(self) -> None:
-        """Stop every running job, fail every waiting one, and wait until each has ended.
+    async def aclose(self, grace: float = 0.0) -> None:
+        """Stop the jobs here, hand on those that can go on elsewhere, and wait for each.
 
-        A job stopped here ends `failed` with code `interrupted` ("server shutting down"),
-        not `cancelled`: nobody asked for it to stop, and it can be started again. That
-        holds for the jobs still waiting for a slot too; from here on `launch` refuses.
-        Then the worker's lease ends: it holds nothing any more.
+        A clean stop must not cost work that a crash would not:
+        - a job still waiting for a slot never started here: it stays `pending`, and once
+          this worker's lease has ended, the first worker to recover (this one, started
+          again) starts it;
+        - a resumable job's function is stopped at once, its progress stored, and the job
+          handed back to the queue (`JobService.hand_back`): another worker claims it and
+          goes on from its last checkpoint;
+        - any other job may run on for `grace` seconds; one still running then is stopped
+          and fails `interrupted` ("server shutting down"): nothing could go on with it,
+          and its client can start it again.
+        On a store that ends with the process (memory) nothing could take a job up later,
+        so every job gets the grace and then fails `interrupted`. Then the lease ends.
         """
         self._closing = True
+        durable = self.service.store.durable
         waiting = list(self._queue)
         self._queue.clear()
         for job_id in waiting:
             self._contexts.pop(job_id, None)
-        tasks = list(self._tasks.values())
-        for task in tasks:
+        tasks = dict(self._tasks)
+        handed_back = {job_id for job_id, admitted in self._started.items() if durable and admitted.resumable}
+        for job_id in handed_back:
+            tasks[job_id].cancel()
+        others = {task for job_id, task in tasks.items() if job_id not in handed_back}
+        if others and grace > 0:
+            logger.info("waiting up to %.0f s for %d job(s) to finish before stopping", grace, len(others))
+            await self._wait_out_grace(others, grace)
+        for task in others:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for job_id in waiting:
-            await self._settle(
-                job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN, fenced=True)
-            )
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        if not durable:
+            for job_id in waiting:
+                await self._settle(
+                    job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN, fenced=True)
+                )
         self._stop_hearing()
         follower, pick_up, heartbeat = self._follower, self._pick_up, self._heartbeat
         self._follower = self._pick_up = self._heartbeat = None
@@ -603,6 +749,26 @@ class JobRunner:
             await _stopped(heartbeat)
             with contextlib.suppress(StoreError):
                 await self.service.store.release_lease(self.service.worker_id)
+
+    async def _wait_out_grace(self, tasks: set[asyncio.Task[None]], grace: float) -> None:
+        """Wait until the tasks end, `grace` seconds pass, or `end_grace` is called."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        # Owned here: cancelled and awaited before this returns.
+        ended = loop.create_task(self._grace_ended.wait())
+        try:
+            while tasks and not ended.done() and (left := deadline - loop.time()) > 0:
+                done, _ = await asyncio.wait(
+                    {*tasks, ended}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+                )
+                tasks = tasks - done
+        finally:
+            ended.cancel()
+            await asyncio.gather(ended, return_exceptions=True)
+
+    def end_grace(self) -> None:
+        """Stop waiting for jobs to finish at shutdown (a second Ctrl-C): they end `interrupted` now."""
+        self._grace_ended.set()
 
 
 #: How long shutdown waits for one of the runner's own tasks to stop once cancelled.

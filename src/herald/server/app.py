@@ -23,7 +23,13 @@ from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
 from herald.runtime.context import JobContext
-from herald.runtime.runner import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION_SECONDS, JobFunction, JobRunner
+from herald.runtime.runner import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_RETENTION_SECONDS,
+    DEFAULT_SHUTDOWN_GRACE_SECONDS,
+    JobFunction,
+    JobRunner,
+)
 from herald.server.jobs import (
     JOB_EVENTS_EXTENSION,
     JOB_EVENTS_SETTINGS,
@@ -66,6 +72,7 @@ class Server:
         max_jobs_per_owner: int | None = DEFAULT_MAX_JOBS_PER_OWNER,
         job_lease_seconds: float = DEFAULT_LEASE_SECONDS,
         job_retention_seconds: float = DEFAULT_RETENTION_SECONDS,
+        job_shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS,
         takes_jobs: bool = True,
     ) -> None:
         self.name = name
@@ -93,6 +100,9 @@ class Server:
         self.job_lease_seconds = job_lease_seconds
         #: How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl).
         self.job_retention_seconds = job_retention_seconds
+        #: How long a clean shutdown lets jobs that cannot be handed on (not resumable) finish
+        #: before it fails them `interrupted`; read when the server stops.
+        self.job_shutdown_grace_seconds = job_shutdown_grace_seconds
         #: False for a replica that only serves: its job tools queue jobs, and workers (the
         #: processes with `takes_jobs`, `giftgenius worker`) run them.
         self.takes_jobs = takes_jobs
@@ -235,14 +245,16 @@ class Server:
         """
         return await self.job_runner().start() if self.uses_jobs else []
 
-    async def stop_jobs(self) -> None:
+    async def stop_jobs(self, grace: float | None = None) -> None:
         """At shutdown: stop running jobs and close the store.
 
-        Running jobs end `failed` with code `interrupted`, recorded before the store closes,
-        so the next start finds nothing to recover and each job has exactly one ending.
+        Resumable jobs are handed back at once, for another worker (or this server, started
+        again) to go on with from their last checkpoint; the others get `grace` seconds (by
+        default `job_shutdown_grace_seconds`) to finish, then end `failed` with code
+        `interrupted`, recorded before the store closes (see `JobRunner.aclose`).
         """
         if self._job_runner is not None:
-            await self._job_runner.aclose()
+            await self._job_runner.aclose(self.job_shutdown_grace_seconds if grace is None else grace)
         if self._job_service is not None:
             await self._job_service.store.aclose()
 

@@ -22,6 +22,16 @@ class StoreError(HeraldError):
     """
 
 
+class JobMissing(StoreError):
+    """The store holds no job to record an event of: it was never created there, or the store
+    lost it (a Redis that came back empty). Trying again cannot help, so a runner stops
+    writing for that job instead of retrying as it does after other refusals."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"no job {job_id!r} to record an event of: the store does not hold it")
+        self.job_id = job_id
+
+
 @contextlib.contextmanager
 def map_exceptions(mapping: Mapping[type[Exception], type[Exception]]) -> Iterator[None]:
     """Re-raise an exception of a key's class as the class it maps to, the original chained."""

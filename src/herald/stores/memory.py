@@ -11,7 +11,7 @@ from collections.abc import Callable
 from herald.jobs.events import JobEvent
 from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import JobChanged
-from herald.stores.errors import StoreError
+from herald.stores.errors import JobMissing, StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.sessions import HearMessage, SessionRecord
 
@@ -77,6 +77,8 @@ class MemoryEventLog:
 class MemoryJobStore:
     """A `JobStore` in dicts; jobs are lost with the process."""
 
+    durable = False
+
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._leases: dict[str, float] = {}
@@ -101,7 +103,7 @@ class MemoryJobStore:
         last, first = chain[-1][0], chain[0][1]
         stored = self._jobs.get(last.job_id)
         if stored is None:
-            raise StoreError(f"no job {last.job_id!r} to record an event of: create it first")
+            raise JobMissing(last.job_id)
         if stored.sequence != first.sequence - 1:
             raise JobChanged(last.job_id)
         for name in STATUS_FIELDS:

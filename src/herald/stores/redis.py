@@ -34,17 +34,20 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Final
 
 import orjson
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from herald.jobs.events import JobEvent
 from herald.jobs.machine import TRANSITIONS, IllegalTransition, JobInput, Outcome
 from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
-from herald.jobs.store import Hear, JobChanged, QueueEntry
-from herald.stores.errors import StoreError
+from herald.jobs.store import Hear, JobChanged, QueueEntry, Subscribed
+from herald.stores.errors import JobMissing, StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.group_writer import GroupWriter
 from herald.stores.sessions import HearMessage, SessionRecord
@@ -106,13 +109,18 @@ redis.call('PUBLISH', change[2], change[3])
 return 'ok'
 """
 
-#: KEYS: meta, status, events. ARGV: event json, the hint channel and message, then meta
-#: pairs, '|', status pairs. The hint wakes workers for a job queued with no worker.
+#: KEYS: meta, status, events. ARGV: event json, the hint channel and message, this try's
+#: token, then meta pairs, '|', status pairs. The hint wakes workers for a job queued with
+#: no worker. The token tells the creator's own earlier try (sent again after a lost
+#: connection, its answer lost) from another job with the same id.
 CREATE_SCRIPT: Final = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('HGET', KEYS[1], 'attempt') == ARGV[4] then return 'ok' end
+  return 'exists'
+end
 local split = 0
-for index = 4, #ARGV do if ARGV[index] == '|' then split = index end end
-redis.call('HSET', KEYS[1], unpack(ARGV, 4, split - 1))
+for index = 5, #ARGV do if ARGV[index] == '|' then split = index end end
+redis.call('HSET', KEYS[1], 'attempt', ARGV[4], unpack(ARGV, 5, split - 1))
 redis.call('HSET', KEYS[2], unpack(ARGV, split + 1))
 redis.call('XADD', KEYS[3], '1-0', 'e', ARGV[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
@@ -145,10 +153,27 @@ POOL_CONNECTIONS: Final = 32
 POOL_WAIT_SECONDS: Final = 20.0
 
 
+#: A command that loses its connection is sent again on a new one, after pauses that double
+#: from 0.1 s to 1 s, this many times: about 7.5 s in all. A Redis restart or a failover
+#: of a few seconds is then a pause, not an error, and a pooled connection the restart
+#: closed is replaced at its next use instead of failing it.
+RECONNECT_TRIES: Final = 10
+RECONNECT_FIRST_PAUSE: Final = 0.05
+RECONNECT_LONGEST_PAUSE: Final = 1.0
+
+
 def connect_redis(url: str) -> aioredis.Redis:
-    """A client for `url` whose connections are pooled and bounded (`POOL_CONNECTIONS`)."""
+    """A client for `url` whose connections are pooled and bounded (`POOL_CONNECTIONS`), and
+    re-made when Redis drops them (`RECONNECT_TRIES`).
+
+    A command sent again may have run once already (its answer was what got lost); every
+    write here is safe to repeat: a job's changes are compare-and-set on its sequence, its
+    creation recognises its own earlier try, and an index or queue entry written twice
+    names the same job.
+    """
+    retry = Retry(ExponentialBackoff(RECONNECT_LONGEST_PAUSE, RECONNECT_FIRST_PAUSE), RECONNECT_TRIES)
     pool = aioredis.BlockingConnectionPool.from_url(
-        url, max_connections=POOL_CONNECTIONS, timeout=POOL_WAIT_SECONDS
+        url, max_connections=POOL_CONNECTIONS, timeout=POOL_WAIT_SECONDS, retry=retry
     )
     return aioredis.Redis.from_pool(pool)
 
@@ -166,8 +191,15 @@ async def _guarded(call: Awaitable[Any]) -> Any:
         raise StoreError(f"Redis refused: {exc}") from exc
 
 
-async def follow_channel(client: aioredis.Redis, channel: str, hear: HearMessage) -> None:
+async def follow_channel(
+    client: aioredis.Redis, channel: str, hear: HearMessage, subscribed: Subscribed | None = None
+) -> None:
     """Hear every message published on `channel` from now on, until cancelled.
+
+    A lost connection is made again and the channel subscribed again (the client's
+    retries); messages published meanwhile are lost, which is why `subscribed` is called
+    each time Redis confirms the subscription: what must not be lost is in a store, and
+    the caller reads it then.
 
     The subscription is read by a task of its own that is never cancelled: a redis-py
     read cancelled half-way can leave its connection unable to close, which held up
@@ -175,7 +207,7 @@ async def follow_channel(client: aioredis.Redis, channel: str, hear: HearMessage
     `HINT_WAIT_SECONDS`, closing its subscription cleanly.
     """
     stop = asyncio.Event()
-    reader = asyncio.get_running_loop().create_task(_read_channel(client, channel, hear, stop))
+    reader = asyncio.get_running_loop().create_task(_read_channel(client, channel, hear, subscribed, stop))
     try:
         await asyncio.shield(reader)
     finally:
@@ -187,16 +219,24 @@ async def follow_channel(client: aioredis.Redis, channel: str, hear: HearMessage
             await asyncio.wait({reader}, timeout=4 * HINT_WAIT_SECONDS)
 
 
-async def _read_channel(client: aioredis.Redis, channel: str, hear: HearMessage, stop: asyncio.Event) -> None:
+async def _read_channel(
+    client: aioredis.Redis,
+    channel: str,
+    hear: HearMessage,
+    subscribed: Subscribed | None,
+    stop: asyncio.Event,
+) -> None:
     pubsub = client.pubsub()
     try:
         await _guarded(pubsub.subscribe(channel))
         while not stop.is_set():
-            message = await _guarded(
-                pubsub.get_message(ignore_subscribe_messages=True, timeout=HINT_WAIT_SECONDS)
-            )
-            if message is not None and message.get("type") == "message":
+            message = await _guarded(pubsub.get_message(timeout=HINT_WAIT_SECONDS))
+            if message is None:
+                continue
+            if message.get("type") == "message":
                 await hear(bytes(message["data"]))
+            elif message.get("type") == "subscribe" and subscribed is not None:
+                await subscribed()
     finally:
         await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
 
@@ -207,7 +247,7 @@ def _record_outcome(chain: Chain, answer: Any) -> Exception | None:
     if isinstance(answer, RedisError):
         return StoreError(f"Redis refused: {answer}")
     if answer == b"missing":
-        return StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+        return JobMissing(job.job_id)
     if answer == b"changed":
         return JobChanged(job.job_id)
     if answer in (b"illegal", b"backwards"):
@@ -246,6 +286,8 @@ def _status_strings(job: JobRecord) -> list[str]:
 
 class RedisJobStore:
     """A `JobStore` on Redis, shared by every replica and worker that opens the same database."""
+
+    durable = True
 
     def __init__(
         self, client: aioredis.Redis, *, prefix: str = "herald", clock: Callable[[], float] = time.time
@@ -298,7 +340,8 @@ class RedisJobStore:
             self._key(job.job_id, "events"),
         ]
         hint = [self._index("job-events"), f"{job.job_id}|{event.sequence}"]
-        args = [orjson.dumps(event.to_params()), *hint, *meta, "|", *_status_pairs(job)]
+        attempt = secrets.token_hex(8)
+        args = [orjson.dumps(event.to_params()), *hint, attempt, *meta, "|", *_status_pairs(job)]
         if await _guarded(self._create(keys=keys, args=args)) == b"exists":
             raise StoreError(f"a job {job.job_id!r} exists already")
 
@@ -309,6 +352,12 @@ class RedisJobStore:
         for _, event in chain:
             if event.kind not in INPUT_OF_KIND:
                 raise StoreError(f"an event of kind {event.kind!r} changes no job")
+        last = chain[-1][0]
+        if last.worker is None and not last.terminal:
+            # Handed back by its worker (a clean shutdown): queued again, entry first, as
+            # `create` queues a job. An entry whose write is then refused names a job that
+            # still has its worker, and is dropped by whoever reads it.
+            await _guarded(self._redis.xadd(self._queue(last.tool), {"job": last.job_id}))
         await self._records.write(chain)
 
     async def _record_batch(self, batch: list[Chain]) -> list[Exception | None]:
@@ -402,7 +451,11 @@ class RedisJobStore:
             if not meta or not status:
                 jobs.append(None)
                 continue
-            values = {name.decode(): orjson.loads(value) for name, value in {**meta, **status}.items()}
+            values = {
+                name.decode(): orjson.loads(value)
+                for name, value in {**meta, **status}.items()
+                if name != b"attempt"
+            }
             jobs.append(JobRecord(job_id=job_id, **values))
         return jobs
 
@@ -498,16 +551,37 @@ class RedisJobStore:
         for tool in tools:
             if len(read) >= count:
                 break
-            if tool not in self._grouped:
-                await self._make_queue_group(tool)
             streams: dict[Any, Any] = {self._queue(tool): ">"}
-            found: Any = await _guarded(
-                self._redis.xreadgroup(QUEUE_GROUP, worker, streams, count=count - len(read))
+            read_group = partial(
+                self._redis.xreadgroup, QUEUE_GROUP, worker, streams, count=count - len(read)
             )
+            found: Any = await self._on_queue(tool, read_group)
             read += [
                 _queue_entry(tool, entry, fields) for _, entries in found or () for entry, fields in entries
             ]
         return read
+
+    async def _on_queue(self, tool: str, command: Callable[[], Awaitable[Any]]) -> Any:
+        """Run a command that needs the workers' group of a tool's queue, making the group first.
+
+        A Redis that restarted empty (or was flushed, or failed over to an empty replica)
+        has lost the group, and every read and claim answers NOGROUP: the group is made
+        again then, from the queue's start, so the jobs queued since are read, and the
+        command is sent once more.
+        """
+        for attempt in range(2):
+            if tool not in self._grouped:
+                await self._make_queue_group(tool)
+            try:
+                return await command()
+            except ResponseError as refused:
+                if "NOGROUP" not in str(refused) or attempt:
+                    raise StoreError(f"Redis refused: {refused}") from refused
+                logger.warning("the job queue of %s had lost its workers' group; it is made again", tool)
+                self._grouped.discard(tool)
+            except RedisError as exc:
+                raise StoreError(f"Redis refused: {exc}") from exc
+        raise AssertionError("unreachable: the second try returns or raises")
 
     async def _make_queue_group(self, tool: str) -> None:
         """Create the workers' group of a tool's queue, from its start (earlier entries are read)."""
@@ -525,20 +599,17 @@ class RedisJobStore:
     ) -> list[QueueEntry]:
         idle, taken = max(int(idle_seconds * 1000), 1), []
         for tool in tools:
-            if tool not in self._grouped:
-                await self._make_queue_group(tool)
-            answer: Any = await _guarded(
-                self._redis.xautoclaim(self._queue(tool), QUEUE_GROUP, worker, idle, "0-0", count=count)
+            claim = partial(
+                self._redis.xautoclaim, self._queue(tool), QUEUE_GROUP, worker, idle, "0-0", count=count
             )
+            answer: Any = await self._on_queue(tool, claim)
             taken += [_queue_entry(tool, entry, fields) for entry, fields in answer[1] if fields]
         return taken
 
     async def hold_queued(self, worker: str, entries: list[QueueEntry]) -> None:
-        if entries:
-            async with self._redis.pipeline(transaction=False) as holds:
-                for tool, held in _by_tool(entries).items():
-                    holds.xclaim(self._queue(tool), QUEUE_GROUP, worker, 0, held, justid=True)
-                await _guarded(holds.execute())
+        for tool, held in _by_tool(entries).items():
+            claim = partial(self._redis.xclaim, self._queue(tool), QUEUE_GROUP, worker, 0, held, justid=True)
+            await self._on_queue(tool, claim)
 
     async def acknowledge_queued(self, entries: list[QueueEntry]) -> None:
         if entries:
@@ -548,19 +619,21 @@ class RedisJobStore:
                     done.xdel(self._queue(tool), *acknowledged)
                 await _guarded(done.execute())
 
-    async def follow_writers(self, hear: Hear) -> None:
+    async def follow_writers(self, hear: Hear, subscribed: Subscribed | None = None) -> None:
         """Hear of every event written to this store, by any process, until cancelled.
 
         A hint only (pub/sub, at most once): `hear(job_id, sequence)` reads the events from
         the job's Stream, which is the truth, so a lost hint only delays what the next one
         (or a poll) brings. The writer hears its own hints too, and ignores what it has told.
+        `subscribed` is called whenever the hints start to come, at first and again after
+        Redis came back: the hints of the time between are lost, and it catches up on them.
         """
 
         async def hint(data: bytes) -> None:
             job_id, _, sequence = data.decode().rpartition("|")
             await hear(job_id, int(sequence))
 
-        await follow_channel(self._redis, self._index("job-events"), hint)
+        await follow_channel(self._redis, self._index("job-events"), hint, subscribed)
 
     async def durability_warning(self) -> str | None:
         """One line when Redis could lose what it was told (no append-only file), else None."""

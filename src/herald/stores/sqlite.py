@@ -38,9 +38,9 @@ import orjson
 
 from herald.jobs.events import JobEvent, timestamp
 from herald.jobs.record import JobRecord, epoch_seconds
-from herald.jobs.store import Hear, JobChanged
+from herald.jobs.store import Hear, JobChanged, Subscribed
 from herald.private_files import ensure_private_file
-from herald.stores.errors import StoreError
+from herald.stores.errors import JobMissing, StoreError
 from herald.stores.eventlog import JobEventReference, StoredEvent
 from herald.stores.group_writer import GroupWriter
 from herald.stores.sessions import HearMessage, SessionRecord
@@ -317,6 +317,8 @@ class SqliteJobStore:
     whose connection fails on purpose.
     """
 
+    durable = True
+
     def __init__(
         self,
         path: str | Path,
@@ -410,7 +412,7 @@ class SqliteJobStore:
         rows = await self._thread.call(_fetch_all, self._db, query, parameters)
         return [str(row[0]) for row in rows]
 
-    async def follow_writers(self, hear: Hear) -> None:
+    async def follow_writers(self, hear: Hear, subscribed: Subscribed | None = None) -> None:
         """Hear of the events other processes write to this file, until cancelled.
 
         SQLite has no way to tell another process of a commit, so this looks, every
@@ -419,7 +421,9 @@ class SqliteJobStore:
         what it has not told from the job's events, which are the truth. The window
         reaches `FOLLOW_OVERLAP_SECONDS` back, so a write committed late with an earlier
         timestamp (another process's clock read before ours) is still seen; what was seen
-        already is skipped.
+        already is skipped. `subscribed` is called after the first look: what was written
+        before the window (a follow started again after the file could not be read) is
+        the caller's to catch up on.
         """
         started = timestamp(datetime.fromtimestamp(self._clock(), UTC))
         seen: collections.OrderedDict[str, int] = collections.OrderedDict()
@@ -433,6 +437,9 @@ class SqliteJobStore:
                 " ON jobs.job_id = job_status.job_id WHERE updated_at >= ?",
                 (window,),
             )
+            if subscribed is not None:
+                await subscribed()
+                subscribed = None
             for job_id, sequence, created_at in rows:
                 last = seen.get(job_id)
                 if last is not None and sequence <= last:
@@ -699,7 +706,7 @@ def _record_chain(db: sqlite3.Connection, chain: list[tuple[JobRecord, JobEvent]
     if changed != 1:
         if db.execute("SELECT 1 FROM job_status WHERE job_id = ?", (job.job_id,)).fetchone():
             return JobChanged(job.job_id)  # another process wrote an event first
-        return StoreError(f"no job {job.job_id!r} to record an event of: create it first")
+        return JobMissing(job.job_id)
     _append_events(db, [event for _, event in chain])
     return None
 
