@@ -21,10 +21,14 @@ one slot and Redis Cluster works; a job's changes are Lua scripts over those key
   its idle time) and acknowledges and deletes it once the job ends. An entry idle for a
   lease period belongs to a stopped worker, and another takes it over (`XAUTOCLAIM`).
   The entry is added before the job is created, so no queued job lacks one; an entry
-  whose job never appeared is acknowledged after a lease period.
+  whose job never appeared is acknowledged after a lease period. A job its worker hands
+  back at a clean stop (recorded with no worker, still running) is queued the same way.
+  A group Redis lost (it came back empty) is made again when a command meets NOGROUP.
 - The event log keeps each stream as a Stream too, positions as entry ids.
 
-Redis errors become `StoreError`, the original chained.
+Commands lost with their connection are sent again on a new one (`connect_redis`), so a
+Redis restart of a few seconds is a pause. Redis errors become `StoreError`, the original
+chained.
 """
 
 from __future__ import annotations
