@@ -4,7 +4,9 @@ It publishes its metadata (RFC 8414) and keys (JWKS), and issues RS256 JWT acces
 to registered clients by the client_credentials grant, with the audience the request's
 `resource` names (RFC 8707) and the scopes asked for that the client may have. `mint`
 makes tokens the tests need to be refused: expired, for another audience, from another
-issuer, signed with another key, without a scope, unsigned (`alg: none`).
+issuer, signed with another key, without a scope, unsigned (`alg: none`). `hang()` makes
+it an issuer that is up but stuck: it takes every request and answers none, until
+`answer()`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from herald.testing import free_port
 
@@ -49,10 +52,24 @@ class Issuer:
     clients: dict[str, Client] = field(default_factory=dict)
     #: How many times its keys were fetched (a verifier must cache them).
     jwks_fetches: int = 0
+    #: How many requests it has taken, answered or not.
+    requests: int = 0
+    _answering: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self._answering.set()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def hang(self) -> None:
+        """Take requests and answer none, as an issuer stuck behind its load balancer would."""
+        self._answering.clear()
+
+    def answer(self) -> None:
+        """Answer again, the requests held as well."""
+        self._answering.set()
 
     def register(self, client_id: str, secret: str, scopes: set[str]) -> None:
         self.clients[client_id] = Client(secret, frozenset(scopes))
@@ -95,7 +112,7 @@ class Issuer:
 
     # -- the endpoints ---------------------------------------------------------------------------
 
-    def app(self) -> Starlette:
+    def app(self) -> ASGIApp:
         async def metadata(request: Request) -> JSONResponse:
             return JSONResponse(
                 {
@@ -156,7 +173,7 @@ class Issuer:
                 return JSONResponse({"active": False})
             return JSONResponse({"active": True, **claims})
 
-        return Starlette(
+        endpoints = Starlette(
             routes=[
                 Route("/.well-known/oauth-authorization-server", metadata),
                 Route("/jwks", jwks),
@@ -164,6 +181,14 @@ class Issuer:
                 Route("/introspect", introspect, methods=["POST"]),
             ]
         )
+
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                self.requests += 1
+                await self._answering.wait()
+            await endpoints(scope, receive, send)
+
+        return app
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[Issuer]:
@@ -179,6 +204,7 @@ class Issuer:
                     await asyncio.sleep(0.01)
             yield self
         finally:
+            self.answer()  # a held request would keep it from stopping
             server.should_exit = True
             await asyncio.wait_for(task, 10)
 

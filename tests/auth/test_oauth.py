@@ -27,6 +27,7 @@ from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuth
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from herald.auth.keys import KEY_FETCH_DEADLINE
 from herald.testing import free_port, wait_until_listening
 from tests.auth.issuer import Issuer, new_key
 from tests.messages import INITIALIZE, POST_HEADERS
@@ -36,6 +37,9 @@ TIMEOUT = 60.0
 USE, BULK = "giftgenius:use", "giftgenius:bulk"
 CSV = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\nBo,Ops,board games,60\n"
 HEADERS = POST_HEADERS
+#: Seconds within which a request that waits on no issuer is answered by a fresh server on a
+#: busy machine: generous, where a stalled one waits 30 s.
+SOON = 10.0
 
 
 @dataclass
@@ -138,6 +142,29 @@ async def test_bad_tokens_are_401_invalid_token(protected: Protected, bad: str) 
     assert answer.json()["error"]["message"].startswith("Unauthorized: ")
 
 
+#: Tokens the issuer signed whose claims are of the wrong type, and what the refusal says.
+WRONG_CLAIMS: dict[str, tuple[dict[str, Any], str]] = {
+    "scope a number": ({"scope": 5}, "the token's 'scope' claim is a number, not a string"),
+    "scope a boolean": ({"scope": True}, "the token's 'scope' claim is a boolean, not a string"),
+    "scp holding a number": ({"scope": None, "scp": [USE, 5]}, "the token's 'scp' claim holds a number"),
+    "scp an object": ({"scope": None, "scp": {USE: True}}, "the token's 'scp' claim is an object"),
+    "sub a number": ({"sub": 5}, "the token's 'sub' claim is a number, not a string"),
+    "aud an object": ({"aud": {"resource": "x"}}, "the token's 'aud' claim is an object"),
+    "aud holding a number": ({"aud": [5]}, "the token's 'aud' claim holds a number"),
+    "exp a string": ({"exp": "soon"}, "(exp) must be an integer"),
+}
+
+
+@pytest.mark.parametrize("wrong", list(WRONG_CLAIMS))
+async def test_claims_of_the_wrong_type_are_401_saying_which(protected: Protected, wrong: str) -> None:
+    claims, said = WRONG_CLAIMS[wrong]
+    answer = await post(protected.url, INITIALIZE, protected.token(**claims))
+    assert answer.status_code == 401, (wrong, answer.text)
+    challenge = answer.headers["www-authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token", error_description="'), challenge
+    assert said in challenge, challenge
+
+
 async def test_garbage_and_other_schemes(protected: Protected) -> None:
     assert (await post(protected.url, INITIALIZE, "not-a-jwt")).status_code == 401
     basic = await post(protected.url, INITIALIZE, authorization="Basic dXNlcjpwYXNz")
@@ -186,6 +213,29 @@ async def test_the_issuers_keys_are_fetched_once(protected: Protected) -> None:
     for _ in range(5):
         assert (await post(protected.url, INITIALIZE, protected.token())).status_code == 200
     assert protected.issuer.jwks_fetches == 1
+
+
+@pytest.mark.slow
+async def test_a_hung_issuer_costs_one_fetch_and_then_prompt_503s() -> None:
+    """An issuer that takes connections and answers nothing: the requests that came first wait
+    on one fetch, until its deadline; the ones after it are told 503 at once, forged key ids
+    or not, and ask the issuer nothing more within the cooldown."""
+    issuer = Issuer()
+    async with issuer.serving():
+        issuer.hang()
+        with giftgenius(issuer) as url:
+            async with asyncio.timeout(KEY_FETCH_DEADLINE + SOON), asyncio.TaskGroup() as tasks:
+                first = [
+                    tasks.create_task(post(url, INITIALIZE, issuer.mint(audience=url))) for _ in range(3)
+                ]
+            assert [answer.status_code for answer in (task.result() for task in first)] == [503] * 3
+            assert issuer.requests == 1
+            for key_id in ("key-1", "forged-1", "forged-2"):
+                async with asyncio.timeout(SOON):
+                    answer = await post(url, INITIALIZE, issuer.mint(audience=url, key_id=key_id))
+                assert answer.status_code == 503
+                assert "did not give its keys within" in answer.json()["error"]["message"]
+            assert issuer.requests == 1
 
 
 # -- the official SDK, end to end ---------------------------------------------------------------------
@@ -366,3 +416,11 @@ async def test_opaque_tokens_by_introspection(protected: Protected) -> None:
         elsewhere = await post(url, INITIALIZE, issuer.mint(audience="http://127.0.0.1:1/mcp", scopes={USE}))
         assert elsewhere.status_code == 401
         assert "another resource" in elsewhere.headers["www-authenticate"]
+        for claims, said in (
+            ({"scope": 5}, "'scope' claim is a number"),
+            ({"aud": {url: True}}, "'aud' claim is an object"),  # not the keys of an object
+            ({"scope": None, "scp": [USE, None]}, "'scp' claim holds null"),
+        ):
+            wrong = await post(url, INITIALIZE, issuer.mint(audience=url, scopes={USE}, **claims))
+            assert wrong.status_code == 401, (claims, wrong.text)
+            assert said in wrong.headers["www-authenticate"]

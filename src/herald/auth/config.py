@@ -53,7 +53,8 @@ class AuthConfig:
     algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
     #: Seconds of clock difference tolerated on `exp` and `nbf`.
     leeway: float = 30.0
-    #: How long the issuer's keys are kept before they are fetched again.
+    #: How long the issuer's keys are kept before they are fetched again (in the background:
+    #: they serve meanwhile, and for as long as the issuer cannot give new ones).
     keys_ttl: float = 600.0
     resource_name: str | None = None
 

@@ -7,7 +7,7 @@ not ask for tokens imports this and never loads them.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Self
 
 from herald.server.principal import Principal
 
@@ -21,8 +21,12 @@ class IssuerUnreachable(Exception):
 
 
 class TokenVerifier(Protocol):
+    """Checks tokens inside `async with`, which owns its connections and background work."""
+
     async def verify(self, token: str) -> Principal:
         """The principal the token stands for; `InvalidToken` or `IssuerUnreachable` otherwise."""
         ...
 
-    async def aclose(self) -> None: ...
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...

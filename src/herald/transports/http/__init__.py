@@ -82,6 +82,8 @@ def create_app(
                     message_log.start("http", recorder_name(), f"{server.name} (its own --message-log)")
                     stack.callback(message_log.close)
                     await stack.enter_async_context(Flushing(message_log))
+                if gate is not None:  # its connections to the issuer, and key fetches under way
+                    await stack.enter_async_context(gate.verifier)
                 await stack.enter_async_context(registry)  # every session, the expiry sweep
                 if sessions is not None:
                     await stack.enter_async_context(ReplicaRelay(server, sessions, registry).running())
@@ -89,8 +91,6 @@ def create_app(
         finally:
             await server.stop_jobs()
             await event_log.aclose()
-            if gate is not None:
-                await gate.verifier.aclose()
 
     routes = [Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])]
     if config.auth is not None:
