@@ -113,11 +113,12 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
         ui=ToolUI(widget, invoking="Finding gifts…", invoked="Found gift ideas"),
     )
     def suggest(
+        # No minLength or pattern here, unlike `recipient`: a blank occasion is answered by
+        # the tool's own check, whose error lists the occasions it knows, where the schema's
+        # could only say the text is too short.
         occasion: Annotated[
             str,
             Field(
-                min_length=1,
-                json_schema_extra=_NOT_BLANK,
                 examples=list(OCCASIONS),
                 description="The occasion, e.g. birthday, wedding, retirement; others are accepted too",
             ),
