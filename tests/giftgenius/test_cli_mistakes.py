@@ -239,6 +239,19 @@ def test_a_store_that_is_a_directory_is_refused(tmp_path: Path) -> None:
     check(run("serve", "--store", str(tmp_path), "--quiet", "--port", str(free_port())), "is a directory")
 
 
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_store_in_a_folder_that_is_not_there_is_refused_and_no_folder_made(
+    tmp_path: Path, command: str
+) -> None:
+    folder = tmp_path / "typo" / "dir"
+    port = ["--port", str(free_port())] if command == "serve" else []
+    # A command that starts instead runs until the timeout, and fails the test.
+    done = run(command, "--quiet", *port, "--store", str(folder / "gifts.db"), timeout=30)
+    check(done, f"error: --store {folder / 'gifts.db'}: the directory {folder} does not exist")
+    assert len(done.stderr.splitlines()) <= 2, done.stderr
+    assert not (tmp_path / "typo").exists()
+
+
 def test_pruning_a_store_that_is_not_there_creates_nothing(tmp_path: Path) -> None:
     missing = tmp_path / "typo.db"
     check(run("store", "prune", "--store", str(missing)), f"there is no store at {missing}")

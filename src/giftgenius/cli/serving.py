@@ -438,17 +438,23 @@ def _require_shared_store(store: str | None, what: str) -> None:
 
 def _require_existing_file(store: str | None) -> None:
     """Pruning a SQLite file that is not there would create an empty store, and forget nothing."""
-    from herald.stores.location import default_store_path, sqlite_path
+    from herald.stores.location import default_store_path
 
-    if store is None or store == "memory" or store.startswith(("redis://", "rediss://")):
-        path = default_store_path("giftgenius") if store is None else None
-    else:
-        try:
-            path = sqlite_path(store)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--store") from None
+    path = default_store_path("giftgenius") if store is None else _named_sqlite_file(store)
     if path is not None and not path.is_file():
         raise UserError(f"there is no store at {path}", "Name the file a server was started with (--store).")
+
+
+def _named_sqlite_file(store: str) -> Path | None:
+    """The SQLite file `--store` names; None for memory and Redis."""
+    from herald.stores.location import sqlite_path
+
+    if store == "memory" or store.startswith(("redis://", "rediss://")):
+        return None
+    try:
+        return sqlite_path(store)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--store") from None
 
 
 store_app = typer.Typer(no_args_is_help=True, help="Look after the store where jobs and events are kept.")
@@ -494,11 +500,16 @@ async def _close(stores: Stores, *, jobs: bool = True) -> None:
 
 
 def _open_stores(store: str | None, *, sessions: bool = True) -> Stores:
-    """The stores `--store` names; a URL herald cannot use, or a Redis that does not answer,
-    is said plainly instead of ending in a traceback at start-up."""
+    """The stores `--store` names; a URL herald cannot use, a file in a folder that does not
+    exist, or a Redis that does not answer, is said plainly instead of ending in a traceback
+    (or a new folder) at start-up."""
     from herald.stores.errors import StoreError
     from herald.stores.location import open_stores
 
+    named = None if store is None else _named_sqlite_file(store)
+    if named is not None:
+        # SQLite would create the folders of a mistyped path; only the default one is made.
+        writable(named, "--store")
     try:
         opened = open_stores(store, app_name="giftgenius", sessions=sessions)
     except ValueError as exc:
