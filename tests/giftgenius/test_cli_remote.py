@@ -63,6 +63,14 @@ def test_call_read_and_prompt_talk_to_the_running_server(era: list[str], served:
 
 
 @pytest.mark.parametrize("era", ERAS)
+def test_a_url_with_a_trailing_slash_reaches_the_same_endpoint(era: list[str], served: ServedProcess) -> None:
+    arguments = ["-a", "occasion=birthday", "-a", "budget=60", "-a", "recipient=loves coffee"]
+    called = run("call", "suggest_gifts", "--url", served.url + "/", "--json", *arguments, *era)
+    assert called.returncode == 0, called.stderr
+    assert orjson.loads(called.stdout)["structuredContent"]["gifts"]
+
+
+@pytest.mark.parametrize("era", ERAS)
 def test_a_job_started_with_call_lives_on_and_giftgenius_job_reads_it(
     era: list[str], served: ServedProcess, tmp_path: Path
 ) -> None:

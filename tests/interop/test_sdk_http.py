@@ -252,6 +252,35 @@ async def test_suggest_gifts_within_budget(giftgenius_url: str, era: str) -> Non
         assert prices[gift["name"]] == gift["price"], gift
 
 
+async def test_a_url_with_a_trailing_slash_is_served_without_a_redirect(
+    giftgenius_url: str, era: str
+) -> None:
+    """The SDK follows a 307 by itself; other clients do not, so the server answers `/mcp/` itself."""
+    paths: list[str] = []
+
+    async def record(response: httpx2.Response) -> None:
+        paths.append(f"{response.request.method} {response.request.url.path} {response.status_code}")
+
+    async with (
+        asyncio.timeout(TIMEOUT_SECONDS),
+        httpx2.AsyncClient(
+            timeout=httpx2.Timeout(TIMEOUT_SECONDS), event_hooks={"response": [record]}
+        ) as http,
+        Client(
+            streamable_http_client(giftgenius_url + "/", http_client=http),
+            mode=ERAS[era],
+            read_timeout_seconds=TIMEOUT_SECONDS,
+            cache=None,
+        ) as client,
+    ):
+        result = await client.call_tool(
+            "suggest_gifts", {"occasion": "birthday", "budget": 40, "recipient": RECIPIENT}
+        )
+    assert not result.is_error, result
+    assert paths, "no request was made"
+    assert all(" /mcp/ " in path and not path.endswith(" 307") for path in paths), paths
+
+
 async def test_read_catalog(giftgenius_url: str, era: str) -> None:
     async with asyncio.timeout(TIMEOUT_SECONDS), connect(giftgenius_url, era) as client:
         listing = await client.list_resources()

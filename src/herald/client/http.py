@@ -9,6 +9,9 @@ initializes a new one. Modern era (2026-07-28): there is no session and no strea
 every POST carries the version in `_meta` and mirrors it in headers, and jobs are
 followed by polling alone.
 
+Redirects are followed only within the endpoint's origin and when they keep the method
+(`herald.client.redirects`), as the official SDK's transports do.
+
 A POST is answered with JSON or with an SSE stream that ends after the reply; messages
 other than the reply that come on it are handled like those of the GET stream. The
 client sends one request per POST, so an error response on a POST's answer is that
@@ -29,6 +32,7 @@ import httpx
 import orjson
 
 from herald.client.base import BACKOFF_MAX, BACKOFF_START, Client, ConnectionLost, ServerError
+from herald.client.redirects import stream_within_origin, unfollowed_redirect
 from herald.client.stdio import CLIENT_INFO, WireEvent
 from herald.protocol.http import NAME_FIELDS
 from herald.protocol.messages import JSONObject, Notification, Request, RequestId
@@ -154,9 +158,15 @@ class HttpClient(Client):
         self._wire("send", data)
         headers = self._headers(message)
         try:
-            async with self._http.stream("POST", self.url, content=data, headers=headers) as response:
+            async with stream_within_origin(
+                self._http, "POST", self.url, content=data, headers=headers
+            ) as response:
                 if response.status_code == 404 and "mcp-session-id" in headers:
                     raise SessionLost(f"the server does not know session {headers['mcp-session-id']}")
+                if (redirected := unfollowed_redirect(response)) is not None:
+                    await response.aread()
+                    status = response.status_code
+                    raise NotJsonRpc({"code": status, "message": redirected}, http_status=status)
                 if request_id is None:
                     await response.aread()
                     if response.status_code >= 400:
@@ -230,7 +240,7 @@ class HttpClient(Client):
         }
         if (last := self._last_event_id.get(session_id)) is not None:
             headers["last-event-id"] = last
-        async with self._http.stream("GET", self.url, headers=headers) as response:
+        async with stream_within_origin(self._http, "GET", self.url, headers=headers) as response:
             if response.status_code == 404:
                 raise SessionLost(f"the server does not know session {session_id}")
             if response.status_code != 200:
@@ -253,14 +263,13 @@ class HttpClient(Client):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._listener
         if self.session_id is not None:
+            headers = {
+                "mcp-session-id": self.session_id,
+                "mcp-protocol-version": self.protocol_version or LATEST_HANDSHAKE_VERSION,
+            }
             with contextlib.suppress(httpx.HTTPError):
-                await self._http.delete(
-                    self.url,
-                    headers={
-                        "mcp-session-id": self.session_id,
-                        "mcp-protocol-version": self.protocol_version or LATEST_HANDSHAKE_VERSION,
-                    },
-                )
+                async with stream_within_origin(self._http, "DELETE", self.url, headers=headers) as response:
+                    await response.aread()
         if self._own_http:
             await self._http.aclose()
 

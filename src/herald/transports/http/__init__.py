@@ -46,7 +46,8 @@ def create_app(
     sessions: SessionStore | None = None,
     message_log: MessageLog | None = None,
 ) -> Starlette:
-    """The ASGI app serving `server` at `config.path`; add routes of your own as with any Starlette app.
+    """The ASGI app serving `server` at `config.path` (with or without a trailing slash); add routes
+    of your own as with any Starlette app.
 
     With `message_log`, every HTTP exchange is recorded as it passes (`herald.wire`); the
     app closes the log when it stops.
@@ -92,7 +93,9 @@ def create_app(
             await server.stop_jobs()
             await event_log.aclose()
 
-    routes = [Route(config.path, endpoint, methods=["GET", "POST", "DELETE"])]
+    routes = [
+        Route(path, endpoint, methods=["GET", "POST", "DELETE"]) for path in endpoint_paths(config.path)
+    ]
     if config.auth is not None:
         routes += metadata_routes(config.auth)
     app = Starlette(
@@ -110,6 +113,16 @@ def create_app(
     )
     app.state.sessions = registry
     return app
+
+
+def endpoint_paths(path: str) -> list[str]:
+    """The endpoint's path, with and without a trailing slash, both served alike.
+
+    Starlette would answer the other spelling with a 307 to this one, and a client that
+    does not follow redirects (or follows a POST's as a GET) would lose its message.
+    """
+    bare = path.rstrip("/")
+    return list(dict.fromkeys([path, bare or "/", bare + "/"]))
 
 
 def metadata_routes(auth: AuthConfig) -> list[Route]:
