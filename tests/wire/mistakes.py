@@ -303,8 +303,9 @@ def serve_stdio(server: Server) -> None:
             if isinstance(message, list)
             else server.handle(message)
         )
-        for reply in replies:
-            sys.stdout.write(json.dumps(reply) + "\n")
+        # One write for all the replies, even unbuffered (PYTHONUNBUFFERED): a notification sent
+        # with an answer reaches the recorder before the client can read the answer and go on.
+        sys.stdout.write("".join(json.dumps(reply) + "\n" for reply in replies))
         sys.stdout.flush()
 
 
