@@ -105,13 +105,28 @@ def recorded_stdio(log: Path, command: list[str]) -> Iterator[LineClient]:
 @contextlib.contextmanager
 def recorded_http(log: Path, upstream: str) -> Iterator[str]:
     """`herald record --upstream upstream`; yields the URL clients use. Stopped with SIGINT, as by Ctrl-C."""
+    with recording_proxy(log, upstream) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def recording_proxy(log: Path, upstream: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`recorded_http`, with the recorder's process too."""
     port = free_port()
     argv = [*HERALD, "record", "-o", str(log), "--upstream", upstream, "--port", str(port)]
     with listening(argv, port) as process:
         path = "/" + upstream.split("://", 1)[1].split("/", 1)[1]
-        yield f"http://127.0.0.1:{port}{path}"
+        yield f"http://127.0.0.1:{port}{path}", process
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=LIMIT) == 0
+
+
+def peak_resident(process: subprocess.Popen[bytes]) -> int:
+    """The most memory `process` (still running) has held resident so far, in bytes (Linux's VmHWM)."""
+    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmHWM for process {process.pid}")
 
 
 @contextlib.contextmanager

@@ -1,14 +1,15 @@
 """`herald record --upstream URL --port P`: a Streamable HTTP proxy with a recorder in it.
 
 The client talks to the proxy as it would to the server: every request goes upstream
-with its method, path, query, headers and body unchanged, and the answer comes back
-with its status and headers, its body passed on chunk by chunk as it arrives, so an
-SSE stream stays live and `Last-Event-ID`, `Mcp-Session-Id` and `MCP-Protocol-Version`
-pass through both ways. What differs is only what HTTP requires of a proxy: hop-by-hop
-headers stay on their hop, the Host header names the upstream, and answers are asked
-for without compression (so what is recorded is what the client reads). A client that
-leaves closes its upstream request; an upstream that cannot be reached is answered with
-502 and a line saying so. The recording itself is `herald.wire.asgi.RecordingMiddleware`.
+with its method, path, query, headers and body unchanged (a body that comes in pieces
+passed on as they arrive, never held whole), and the answer comes back with its status
+and headers, its body passed on chunk by chunk as it arrives, so an SSE stream stays
+live and `Last-Event-ID`, `Mcp-Session-Id` and `MCP-Protocol-Version` pass through both
+ways. What differs is only what HTTP requires of a proxy: hop-by-hop headers stay on
+their hop, the Host header names the upstream, and answers are asked for without
+compression (so what is recorded is what the client reads). A client that leaves
+closes its upstream request; an upstream that cannot be reached is answered with 502
+and a line saying so. The recording itself is `herald.wire.asgi.RecordingMiddleware`.
 
 The upstream side is aiohttp's client: a proxy puts its own client's cost on every
 request, and httpx spent milliseconds a request here, which quadrupled a local
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import MutableMapping
+from collections.abc import AsyncIterator, MutableMapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -75,32 +76,31 @@ class Upstream:
         return self._http
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # the client left before its request was whole
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
+        request = _Request(receive)
+        body = await request.body()
+        if request.left:
+            return  # the client left before its request was whole
         url = URL(self.origin + request_target(scope), encoded=True)
+        # aiohttp counts a body it is given whole; one that streams keeps the client's length.
+        dropped = _NOT_FORWARDED if isinstance(body, bytes) else _NOT_FORWARDED - {"content-length"}
         headers = [
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in scope["headers"]
-            if name.decode("latin-1").lower() not in _NOT_FORWARDED
+            if name.decode("latin-1").lower() not in dropped
         ]
         headers.append(("Accept-Encoding", "identity"))
         try:
             response = await self._client().request(
-                scope["method"], url, headers=headers, data=bytes(body), allow_redirects=False
+                scope["method"], url, headers=headers, data=body, allow_redirects=False
             )
         except (aiohttp.ClientError, OSError) as failed:
-            await _unreachable(send, self.origin, failed)
+            if not request.left:
+                await _unreachable(send, self.origin, failed)
             return
         try:
             async with asyncio.TaskGroup() as tasks:
                 relay = tasks.create_task(_relay(response, send))
-                watcher = tasks.create_task(_client_leaves(receive))
+                watcher = tasks.create_task(request.leaving())
                 watcher.add_done_callback(lambda _: relay.cancel())
                 relay.add_done_callback(lambda _: watcher.cancel())
         except* (aiohttp.ClientError, OSError):
@@ -110,6 +110,58 @@ class Upstream:
                 response.release()  # whole: the connection goes back to the pool
             else:
                 response.close()  # cut short: the upstream must see its request end
+
+
+class _ClientLeft(Exception):
+    """The client left while its body was still coming: the upstream request is cut short."""
+
+
+class _Request:
+    """The client's side of one exchange: its body, then its leaving.
+
+    A body that comes in one piece (every MCP message but the largest) is passed on as
+    bytes; one that comes in pieces goes upstream as they arrive, so the proxy never
+    holds it whole, and the client's Content-Length goes with it. A client that leaves
+    mid-body ends the upstream request. Once the body is read, `leaving()` waits for the
+    client to go.
+    """
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+        self._read = asyncio.Event()
+        self.left = False
+
+    async def body(self) -> bytes | AsyncIterator[bytes]:
+        """The body whole, or a stream of its pieces; empty if the client has left."""
+        message = await self._receive()
+        if message["type"] == "http.disconnect":
+            self.left = True
+            return b""
+        first: bytes = message.get("body", b"")
+        if message.get("more_body", False):
+            return self._streamed(first)
+        self._read.set()
+        return first
+
+    async def _streamed(self, first: bytes) -> AsyncIterator[bytes]:
+        try:
+            yield first
+            while True:
+                message = await self._receive()
+                if message["type"] == "http.disconnect":
+                    self.left = True
+                    raise _ClientLeft
+                yield message.get("body", b"")
+                if not message.get("more_body", False):
+                    return
+        finally:
+            self._read.set()
+
+    async def leaving(self) -> None:
+        """Returns once the client has left (watching starts when its body is read)."""
+        await self._read.wait()
+        while not self.left:
+            self.left = (await self._receive())["type"] == "http.disconnect"
 
 
 async def _relay(response: aiohttp.ClientResponse, send: Send) -> None:
@@ -122,11 +174,6 @@ async def _relay(response: aiohttp.ClientResponse, send: Send) -> None:
     async for chunk in response.content.iter_any():
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _client_leaves(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 async def _unreachable(send: Send, origin: str, failed: Exception) -> None:

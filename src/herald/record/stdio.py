@@ -4,7 +4,11 @@ The host starts `herald record -- server args` where it would start `server args
 recorder starts the server with pipes for its stdin and stdout (stderr is the
 recorder's own, so the server's logs reach the host as before) and passes bytes on the
 moment they arrive, in both directions: it does not wait for a line to end. Beside
-that, each direction is cut into lines and each line is written to the log.
+that, each direction is cut into lines and each line is written to the log. Each way,
+a reader that falls behind holds its writer back: while the server's stdin or the
+host's stdout has a full buffer, the recorder stops reading the other side, so what
+waits in the recorder stays bounded and the writer's own writes block as they would
+without it.
 
 It ends as the server ends: end of input from the host is passed on as the end of the
 server's stdin, SIGINT and SIGTERM are passed on to the server, and the recorder exits
@@ -21,15 +25,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, Final, cast
+from typing import IO, cast
 
 from herald.transports.lines import LineSplitter
 from herald.transports.pipes import open_reader, open_writer, write_all
-from herald.wire.format import Sender, recorder_name
+from herald.wire.format import MESSAGE_KEEP_BYTES, Sender, recorder_name
 from herald.wire.writer import Flushing, MessageLog
-
-#: A line longer than this is logged as its start and its size (it is still passed on whole).
-LINE_LIMIT: Final = 64 * 1024 * 1024
 
 
 class ServerDidNotStart(Exception):
@@ -52,8 +53,8 @@ async def record_stdio(
     loop = asyncio.get_running_loop()
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
-    to_client = await open_writer(loop, stdout)
-    server = _Server(loop, to_client, stdout.fileno())
+    server = _Server(loop, stdout.fileno())
+    to_client = server.to_client = await open_writer(loop, stdout, server.hold_output)
     try:
         transport, _ = await loop.subprocess_exec(
             lambda: server, *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None
@@ -93,22 +94,31 @@ async def record_stdio(
 class _Server(asyncio.SubprocessProtocol):
     """The server's side: what it writes goes to the client at once, and line by line to the log."""
 
-    def __init__(
-        self, loop: asyncio.AbstractEventLoop, to_client: asyncio.StreamWriter | None, fd: int
-    ) -> None:
-        self._to_client = to_client
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        #: The host's stdout when it is a pipe (else written to `fd` directly).
+        self.to_client: asyncio.StreamWriter | None = None
         self._fd = fd
         self.exited: asyncio.Future[None] = loop.create_future()
         self.drained: asyncio.Future[None] = loop.create_future()
         self.paused_client: Callable[[bool], None] | None = None
+        self._output: asyncio.ReadTransport | None = None
         self._lines: LineSplitter | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        pipe = cast(asyncio.SubprocessTransport, transport).get_pipe_transport(1)
+        self._output = cast(asyncio.ReadTransport, pipe)
 
     def recording(self, log: MessageLog, session: str) -> None:
         self._lines = _lines(log, "server", session)
 
+    def hold_output(self, held: bool) -> None:
+        """The host reads slower than the server writes: stop reading the server until it catches up."""
+        if self._output is not None and not self._output.is_closing():
+            (self._output.pause_reading if held else self._output.resume_reading)()
+
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if self._to_client is not None:
-            self._to_client.write(data)
+        if self.to_client is not None:
+            self.to_client.write(data)
         else:
             write_all(self._fd, data)
         if self._lines is not None:
@@ -179,9 +189,10 @@ def _lines(log: MessageLog, sender: Sender, session: str) -> LineSplitter:
         log.message(sender, "stdio", data.removesuffix(b"\r"), session=session)
 
     def oversize(size: int, head: bytes, _tail: bytes) -> None:
-        log.oversize(sender, "stdio", head, size, LINE_LIMIT, session=session)
+        log.oversize(sender, "stdio", head, size, MESSAGE_KEEP_BYTES, session=session)
 
-    return LineSplitter(LINE_LIMIT, line, oversize)
+    # A longer line is logged as its start and its size; it is still passed on whole.
+    return LineSplitter(MESSAGE_KEEP_BYTES, line, oversize)
 
 
 def _forward_signals(loop: asyncio.AbstractEventLoop, transport: asyncio.SubprocessTransport) -> list[int]:

@@ -25,12 +25,37 @@ def is_pipe(stream: IO[bytes]) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-async def open_writer(loop: asyncio.AbstractEventLoop, stream: IO[bytes]) -> asyncio.StreamWriter | None:
-    """A writer for a pipe; None for anything else, which is written with `write_all`."""
+async def open_writer(
+    loop: asyncio.AbstractEventLoop, stream: IO[bytes], on_full: Callable[[bool], None] | None = None
+) -> asyncio.StreamWriter | None:
+    """A writer for a pipe; None for anything else, which is written with `write_all`.
+
+    `on_full(True)` is called when the pipe's reader falls behind and the writer's buffer
+    passes its high-water mark, `on_full(False)` when it has drained: what lets a
+    producer that cannot await `drain()` (a protocol's callback) stop and go on.
+    """
     if not is_pipe(stream):
         return None  # written to directly: writes to files and devices do not wait on a reader
-    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
+    transport, protocol = await loop.connect_write_pipe(lambda: _FlowControl(on_full), stream)
     return asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+class _FlowControl(asyncio.streams.FlowControlMixin):
+    """`drain()` for the writer, and the buffer's state to `on_full`."""
+
+    def __init__(self, on_full: Callable[[bool], None] | None) -> None:
+        super().__init__()
+        self._on_full = on_full
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._on_full is not None:
+            self._on_full(True)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._on_full is not None:
+            self._on_full(False)
 
 
 async def open_reader(

@@ -14,6 +14,11 @@ when no session id can (an `initialize`, whose session the response mints, or a
   headers; an event stream as an `http` record when it opens, a `message` record per
   event (with its id), and an `end` record when it closes or the client leaves; any
   other answer (a 202, an error page) as an `http` record with the start of its body.
+
+What passes is never held whole: of a body or an event, at most `MESSAGE_KEEP_BYTES`
+is kept, and one that is longer is logged as its start and its size (an `unparsed`
+record). An event is read as bytes, so one that is not UTF-8 is kept as it came and
+the events after it are read as before.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ import itertools
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
-from herald.protocol.errors import ParseError
-from herald.protocol.sse import SSEDecoder
+from herald.protocol.peek import HEAD_BYTES
+from herald.protocol.sse import OversizeEvent, RawEventDecoder
+from herald.wire.format import MESSAGE_KEEP_BYTES, Sender
 from herald.wire.writer import MessageLog, header_map
 
 Scope = MutableMapping[str, Any]
@@ -32,8 +38,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-#: A JSON answer is kept whole up to this size; past it, only its start, as unparsed bytes.
-JSON_KEEP_BYTES: Final = 64 * 1024 * 1024
 #: Of an answer that is neither JSON nor an event stream, this much is kept.
 OTHER_KEEP_BYTES: Final = 2048
 
@@ -64,6 +68,29 @@ class RecordingMiddleware:
             exchange.finish()
 
 
+class _Kept:
+    """A body as it passes: whole while it is within `limit` bytes; past that, only its start."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.size = 0
+        self._head = min(limit, HEAD_BYTES)
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size <= self.limit:
+            self.data += chunk
+        elif len(self.data) > self._head:
+            del self.data[self._head :]
+        else:
+            self.data += chunk[: self._head - len(self.data)]
+
+    @property
+    def whole(self) -> bool:
+        return self.size <= self.limit
+
+
 class _Exchange:
     """One request and its response, as the log sees them."""
 
@@ -76,13 +103,12 @@ class _Exchange:
         }
         self.session: str | None = headers.get("mcp-session-id")
         self.request = {"method": method, "path": request_target(scope), "headers": header_map(headers)}
-        self.body = bytearray()
+        self.body = _Kept(MESSAGE_KEEP_BYTES)
         self.request_logged = False
         self.response: dict[str, Any] | None = None
-        self.events: SSEDecoder | None = None
+        self.events: RawEventDecoder | None = None
         self.json = False
-        self.answer = bytearray()
-        self.answer_size = 0
+        self.answer = _Kept(OTHER_KEEP_BYTES)
         self.ended = False
         self.client_left = False
 
@@ -92,7 +118,7 @@ class _Exchange:
         async def recorded() -> Message:
             message = await receive()
             if message["type"] == "http.request":
-                self.body += message.get("body", b"")
+                self.body.add(message.get("body", b""))
                 if not message.get("more_body", False):
                     self._log_request()
             elif message["type"] == "http.disconnect":
@@ -105,18 +131,11 @@ class _Exchange:
         if self.request_logged:
             return
         self.request_logged = True
-        if self.body:
-            self.log.message(
-                "client",
-                "http",
-                bytes(self.body),
-                session=self.session,
-                stream=self.stream,
-                http=self.request,
-            )
+        if self.body.size:
+            self._log_kept("client", self.body, self.request)
         else:
             self.log.http("client", session=self.session, stream=self.stream, http=self.request)
-        self.body.clear()
+        self.body = _Kept(0)  # logged: nothing of it need stay
 
     # -- the server's side ---------------------------------------------------------------------
 
@@ -140,9 +159,11 @@ class _Exchange:
         self.response = {"status": int(message["status"]), "headers": header_map(headers)}
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if content_type == "text/event-stream":
-            self.events = SSEDecoder()
+            self.events = RawEventDecoder(MESSAGE_KEEP_BYTES)
             self.log.http("server", session=self.session, stream=self.stream, http=self.response)
         self.json = content_type.endswith("json")
+        if self.json:
+            self.answer = _Kept(MESSAGE_KEEP_BYTES)
 
     def _body(self, chunk: bytes, *, more: bool) -> None:
         if self.events is not None:
@@ -150,60 +171,40 @@ class _Exchange:
             if not more:
                 self._end("closed")
             return
-        self.answer_size += len(chunk)
-        keep = JSON_KEEP_BYTES if self.json else OTHER_KEEP_BYTES
-        if len(self.answer) < keep:
-            self.answer += chunk[: keep - len(self.answer)]
+        self.answer.add(chunk)
         if not more:
             self._log_answer()
 
     def _events(self, chunk: bytes) -> None:
         assert self.events is not None
-        try:
-            events = self.events.feed(chunk)
-        except ParseError:  # not UTF-8: keep the bytes, read on from a fresh decoder
-            self.events = SSEDecoder()
-            self.log.message("server", "http", chunk, session=self.session, stream=self.stream)
-            return
-        for event in events:
-            if event.data:  # a priming event carries an id to resume from, and no message
-                self.log.message(
-                    "server",
-                    "http",
-                    event.data.encode(),
-                    session=self.session,
-                    stream=self.stream,
-                    event_id=event.id,
+        where: dict[str, Any] = {"session": self.session, "stream": self.stream}
+        for event in self.events.feed(chunk):
+            event_id = event.id.decode("utf-8", errors="replace") if event.id is not None else None
+            if isinstance(event, OversizeEvent):
+                self.log.oversize(
+                    "server", "http", event.head, event.size, MESSAGE_KEEP_BYTES, event_id=event_id, **where
                 )
+            elif event.data:  # a priming event carries an id to resume from, and no message
+                self.log.message("server", "http", event.data, event_id=event_id, **where)
 
     def _log_answer(self) -> None:
         assert self.response is not None
         self.ended = True
-        if self.json and self.answer:
-            if self.answer_size > len(self.answer):
-                self.log.oversize(
-                    "server",
-                    "http",
-                    bytes(self.answer),
-                    self.answer_size,
-                    JSON_KEEP_BYTES,
-                    session=self.session,
-                    stream=self.stream,
-                )
-                return
-            self.log.message(
-                "server",
-                "http",
-                bytes(self.answer),
-                session=self.session,
-                stream=self.stream,
-                http=self.response,
-            )
+        if self.json and self.answer.size:
+            self._log_kept("server", self.answer, self.response)
             return
         http = dict(self.response)
-        if self.answer:
-            http["body"] = self.answer.decode("utf-8", errors="replace")
+        if self.answer.size:
+            http["body"] = self.answer.data[:OTHER_KEEP_BYTES].decode("utf-8", errors="replace")
         self.log.http("server", session=self.session, stream=self.stream, http=http)
+
+    def _log_kept(self, sender: Sender, body: _Kept, http: dict[str, Any]) -> None:
+        """A body as a message, or, if it was too long to keep, as its start and its size."""
+        where: dict[str, Any] = {"session": self.session, "stream": self.stream, "http": http}
+        if body.whole:
+            self.log.message(sender, "http", bytes(body.data), **where)
+        else:
+            self.log.oversize(sender, "http", bytes(body.data), body.size, body.limit, **where)
 
     def _end(self, reason: str) -> None:
         if not self.ended:

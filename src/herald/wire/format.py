@@ -26,6 +26,8 @@ from importlib import metadata, resources
 from typing import Any, Final, Literal
 
 FORMAT_VERSION: Final = 1
+#: Of one message, a recorder keeps this much: a larger one is logged as its start and its size.
+MESSAGE_KEEP_BYTES: Final = 64 * 1024 * 1024
 
 Sender = Literal["client", "server"]
 Transport = Literal["stdio", "http"]

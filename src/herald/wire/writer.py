@@ -107,6 +107,8 @@ class MessageLog:
         *,
         session: str | None,
         stream: str | None = None,
+        event_id: str | None = None,
+        http: Mapping[str, Any] | None = None,
     ) -> None:
         """A message too large to keep: its first bytes, its size and the limit it broke."""
         record: dict[str, Any] = {
@@ -117,6 +119,10 @@ class MessageLog:
         }
         if stream is not None:
             record["stream"] = stream
+        if event_id is not None:
+            record["eventId"] = event_id
+        if http is not None:
+            record["http"] = http
         record.update(_unparsed(head, f"{size} bytes, over the limit of {limit}: only the start is kept"))
         record["size"] = size
         self._write(record)
