@@ -13,9 +13,10 @@ import orjson
 import pytest
 
 from herald.lint.rules import RULES
+from herald.wire.reader import RECORD_LIMIT
 from herald.wire.writer import MessageLog
 from tests.servers import REPO
-from tests.wire.recording import HERALD
+from tests.wire.recording import HERALD, peak_resident
 
 
 def herald(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -133,6 +134,38 @@ def test_a_clean_log_and_standard_input(tmp_path: Path) -> None:
     piped = herald("lint", "-", stdin=clean.read_bytes())
     assert piped.returncode == 0
     assert "<stdin>: 4 records, no findings" in piped.stdout
+
+
+@pytest.mark.slow
+def test_a_line_too_long_to_check_streams_past() -> None:
+    """A line of 512 MiB is passed over as it comes in, with a finding at its line: the linter
+    holds at most a record's worth of it (its peak is read while it still waits for input)."""
+    mib = 1024 * 1024
+    start = (
+        b'{"v":1,"time":"2026-12-02T00:00:00.000000Z","kind":"start","from":"recorder","transport":"stdio"}\n'
+    )
+    process = subprocess.Popen(
+        [*HERALD, "lint", "-", "--format", "json"], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert process.stdin is not None
+        process.stdin.write(start)
+        for _ in range(512):
+            process.stdin.write(b"x" * mib)
+        process.stdin.write(b'\n{"v": 9}\n')
+        process.stdin.flush()
+        peak = peak_resident(process)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert peak < 100 * mib + 2 * RECORD_LIMIT, f"the linter held {peak / mib:.0f} MiB for a 512 MiB line"
+    report = json.loads(out)
+    found = [(finding["rule"], finding["line"]) for finding in report["findings"]]
+    assert found == [("log/record-too-long", 2), ("log/unreadable-record", 3)]
+    assert f"line 2 is {512 * mib:,} bytes" in report["findings"][0]["message"]
+    assert report["summary"] == {"errors": 1, "warnings": 1}
 
 
 def test_max_per_rule_counts_all_and_shows_some(tmp_path: Path) -> None:

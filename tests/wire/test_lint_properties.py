@@ -8,13 +8,14 @@ knows and ids, params and results of any JSON type), and from raw bytes.
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from herald.lint import Finding, lint_lines
+from herald.lint import Finding, lint_lines, lint_stream
 from herald.lint.messages import REQUIRED_RESULT_FIELDS, SERVER_CAPABILITY, STANDARD_NOTIFICATIONS
 from herald.wire.timeline import conversations, mermaid, steps
 
@@ -103,6 +104,10 @@ RECORDS = st.fixed_dictionaries(
 def read_all(lines: list[bytes]) -> list[Finding]:
     found: list[Finding] = []
     assert lint_lines(lines, found.append) == sum(1 for line in lines if not line.isspace())
+    streamed: list[Finding] = []
+    lint_stream(io.BytesIO(b"".join(lines)), streamed.append)
+    said = [(finding.rule_id, finding.line) for finding in found]
+    assert [(finding.rule_id, finding.line) for finding in streamed] == said, "the same from a stream"
     timeline = list(steps(lines))
     for name in conversations(timeline):
         assert mermaid(timeline, name).startswith("sequenceDiagram")

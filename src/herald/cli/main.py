@@ -166,7 +166,7 @@ def lint(
     list_rules: Annotated[bool, typer.Option("--list-rules", help="List the rules and exit.")] = False,
 ) -> None:
     """Check a message log against MCP's rules: pairing, handshake, capabilities, schemas, jobs."""
-    from herald.lint import UnknownRule, lint_lines, select
+    from herald.lint import UnknownRule, lint_stream, select
     from herald.lint.report import JsonReport, Report, SarifReport, TextReport
     from herald.lint.rules import RULES
 
@@ -189,7 +189,7 @@ def lint(
             report = SarifReport(out, name, max_per_rule, version=metadata.version("herald"))
         else:
             report = TextReport(out, name, max_per_rule, color=None if output is None else False)
-        records = lint_lines(lines, report.add, chosen)
+        records = lint_stream(lines, report.add, chosen)
         report.close(records)
     failing = {"error": ("error",), "warning": ("error", "warning"), "never": ()}[fail_on.value]
     if any(report.tally.by_severity(severity) for severity in failing):

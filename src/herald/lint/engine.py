@@ -56,6 +56,7 @@ from herald.lint.rules import RULES
 from herald.lint.tools import ToolCatalog
 from herald.protocol.versions import BATCH_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSION_KEY
 from herald.wire.format import FORMAT_VERSION
+from herald.wire.reader import RECORD_LIMIT
 
 #: Conversations followed at once (the least recently used are forgotten past it).
 CONVERSATIONS: Final = 4096
@@ -156,6 +157,15 @@ class Linter:
                 "log/unreadable-record",
                 f"a record of kind {kind!r} from {sender!r} is not one this linter reads",
             )
+
+    def too_long(self, number: int, size: int) -> None:
+        """Line `number` of the log, `size` bytes long, was too long to read: it was passed over."""
+        self._line, self._message, self._conversation, self._record = number, None, None, {}
+        self.report(
+            "log/record-too-long",
+            f"line {number} is {size:,} bytes, over the limit of {RECORD_LIMIT:,}: too long to check, "
+            "so it was passed over unread",
+        )
 
     def _trim(self) -> None:
         """Forget what is oldest wherever memory has grown past its bound."""

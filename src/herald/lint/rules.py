@@ -44,6 +44,12 @@ RULES: Final = _rules(
         "A line of the log is not a record of a format version this linter reads.",
         LOG_FORMAT,
     ),
+    Rule(
+        "log/record-too-long",
+        "warning",
+        "A line of the log is longer than any record a recorder writes; it was passed over unread.",
+        LOG_FORMAT,
+    ),
     # -- JSON-RPC envelope ---------------------------------------------------------------------
     Rule("jsonrpc/parse-error", "error", "Bytes were sent that are not JSON.", f"{JSON_RPC}#response_object"),
     Rule(
