@@ -8,6 +8,7 @@ real processes.
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import orjson
@@ -18,6 +19,7 @@ from herald.lint.bounded import Recent
 from herald.lint.engine import CONVERSATIONS, TRIM_EVERY
 from herald.lint.rules import RULES
 from herald.wire.writer import MessageLog
+from tests.servers import REPO
 
 HANDSHAKE = "2025-11-25"
 MODERN_META = {
@@ -341,6 +343,51 @@ def test_arguments_and_structured_content_against_the_listed_schemas() -> None:
     assert missing.server(answer(2, {"content": []})).rules() == ["tools/structured-content-schema"]
 
 
+def test_arguments_the_schema_refuses_are_the_clients_error() -> None:
+    [finding] = (
+        listed().client(request(2, "tools/call", {"name": "add", "arguments": {"a": "one"}})).findings()
+    )
+    assert (finding.rule_id, finding.severity) == ("tools/arguments-schema", "error")
+    assert finding.message.startswith("the client called add with arguments its inputSchema refuses: ")
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (-32603, "Gift 42 not found"),
+        (-32602, "No such order: 7"),
+        (-32600, "Not allowed: the list belongs to someone else"),
+        (-32603, "Access denied"),
+        (-32602, "The wishlist does not exist"),
+    ],
+)
+def test_a_tools_failure_is_told_by_its_words_under_a_protocol_code(code: int, message: str) -> None:
+    """A tool the log never listed, so its arguments cannot tell: the message does."""
+    call = Log().handshake().client(request(2, "tools/call", {"name": "lookup", "arguments": {"id": 42}}))
+    assert call.server(error(2, code, message)).rules() == ["tools/business-error-as-protocol-error"]
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (-32602, "Unknown tool: lookup"),
+        (-32602, "Tool lookup not found"),
+        (-32602, "Invalid params: id is required"),
+        (-32602, "Invalid arguments: no such field 'colour'"),
+        (-32601, "Method not found"),
+        (-32601, "Method not found: tools/call (this server declares no tools capability)"),
+        (-32600, "Invalid Request"),
+        (-32600, "Session not found"),
+        (-32603, "Internal error"),
+        (-32700, "Parse error"),
+        (-32042, "Access denied until the user signs in at the URL"),
+    ],
+)
+def test_protocol_errors_of_a_tool_call_are_not_business_failures(code: int, message: str) -> None:
+    call = Log().handshake().client(request(2, "tools/call", {"name": "lookup", "arguments": {"id": 42}}))
+    assert call.server(error(2, code, message)).rules() == []
+
+
 def test_business_failures_sent_as_protocol_errors() -> None:
     valid = listed().client(request(2, "tools/call", {"name": "add", "arguments": {"a": 1}}))
     assert valid.server(error(2, -32602, "a is too big")).rules() == [
@@ -546,6 +593,14 @@ def test_every_rule_has_a_source_and_a_severity() -> None:
         assert rule.severity in ("error", "warning", "note")
         assert rule.source
         assert rule.summary.endswith(".")
+
+
+def test_the_docs_list_every_rule_with_its_severity() -> None:
+    """docs/message-log.md has a row per rule, and the README counts them."""
+    table = (REPO / "docs" / "message-log.md").read_text()
+    rows = dict(re.findall(r"^\| `([a-z0-9/-]+)` \| (error|warning|note) \|", table, re.MULTILINE))
+    assert rows == {rule.id: rule.severity for rule in RULES.values()}
+    assert f"checks {len(RULES)} rules" in " ".join((REPO / "README.md").read_text().split())
 
 
 def test_memories_forget_their_oldest() -> None:

@@ -415,7 +415,7 @@ class Linter:
         if not has_result:
             error = message["error"]
             if pending.method == "tools/call" and type(error) is dict:
-                self.tools.check_error(pending.tool, pending.arguments, error.get("code"), self.report)
+                self.tools.check_error(pending.tool, pending.arguments, error, self.report)
             return
         result = message["result"]
         if type(result) is not dict:

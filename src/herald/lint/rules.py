@@ -2,8 +2,10 @@
 
 Severity follows the words of the source: MUST and MUST NOT are errors, SHOULD and
 SHOULD NOT are warnings, and a `note` points at something a reader should know without
-it being wrong. The source is the section of the specification (or of JSON-RPC 2.0, or
-of herald's job events) the rule comes from, so a finding can be argued with.
+it being wrong. A request that breaks what the other side declared it accepts (a tool's
+`inputSchema`) is an error of its sender, as a malformed request is. The source is the
+section of the specification (or of JSON-RPC 2.0, or of herald's job events) the rule
+comes from, so a finding can be argued with.
 """
 
 from __future__ import annotations
@@ -189,8 +191,8 @@ RULES: Final = _rules(
     # -- tools ---------------------------------------------------------------------------------
     Rule(
         "tools/arguments-schema",
-        "warning",
-        "A call's `arguments` do not match the tool's `inputSchema` listed in the same log.",
+        "error",
+        "A client called a tool with `arguments` its `inputSchema` (listed in the same log) refuses.",
         f"{SPEC}/server/tools#tool",
     ),
     Rule(
@@ -208,7 +210,9 @@ RULES: Final = _rules(
     Rule(
         "tools/business-error-as-protocol-error",
         "warning",
-        "A tool's own failure was sent as a JSON-RPC error; a model only sees results with `isError: true`.",
+        "A tool's own failure (a code of the server's own, a message saying what was not found or not"
+        " allowed, -32602 for arguments its schema accepts) was sent as a JSON-RPC error; a model only"
+        " sees results with `isError: true`.",
         f"{SPEC}/server/tools#error-handling",
     ),
     # -- progress ------------------------------------------------------------------------------

@@ -4,15 +4,25 @@
 (compiled once per distinct schema); calls and results that come later are checked
 against them. A tool the log never listed is not judged.
 
+A call's arguments that break the tool's `inputSchema` are the client's mistake: the
+schema is what the server declared it accepts.
+
 A tool's own failure belongs in a result with `isError: true`, which the model reads;
-a JSON-RPC error is for the protocol (an unknown tool, a malformed request). Two error
-answers give a business failure away: a code of the server's own (outside the codes
-the protocol defines), and -32602 for arguments that match the tool's schema, since
-then it is their meaning the tool refused, not their form.
+a JSON-RPC error is for the protocol (an unknown tool, a malformed request, a server
+error). Three error answers give a business failure away:
+
+- a code of the server's own, outside the codes JSON-RPC and MCP define;
+- one of JSON-RPC's codes with a message that says the tool's own work failed (something
+  "not found", "no such", "not allowed", "access denied"…) about no part of the protocol
+  (a method, a tool, the request, its params, the session): "Gift 42 not found" is the
+  tool's, "Unknown tool: gifts" and "Method not found" are the protocol's;
+- -32602 for arguments that match the tool's schema, since then it is their meaning the
+  tool refused, not their form.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -20,9 +30,24 @@ from typing import Any, Final
 import jsonschema_rs
 import orjson
 
+from herald.lint.messages import DEFINED_CODES
+
 #: Codes that are the protocol's own business when a tool call is answered with an error.
-PROTOCOL_CODES: Final = frozenset({-32700, -32600, -32601, -32602, -32603, -32042, -32020, -32021, -32022})
+PROTOCOL_CODES: Final = DEFINED_CODES | {-32042, -32020, -32021, -32022}
 INVALID_PARAMS: Final = -32602
+#: How an error message says that the tool's own work failed: what it looked for is not
+#: there, or the caller may not have it.
+DOMAIN_FAILURE: Final = re.compile(
+    r"\b(?:not found|no such|does not exist|doesn't exist|not allowed|not permitted|permission denied"
+    r"|access denied|forbidden|unauthori[sz]ed|not authori[sz]ed)\b",
+    re.IGNORECASE,
+)
+#: What a protocol error's message is about; a message naming one of these is not the tool's failure.
+PROTOCOL_WORDS: Final = re.compile(
+    r"\b(?:methods?|tools?|requests?|params|parameters?|arguments?|json|json-?rpc|sessions?|protocol"
+    r"|capabilit(?:y|ies))\b",
+    re.IGNORECASE,
+)
 
 Report = Callable[[str, str], None]
 
@@ -69,7 +94,11 @@ class ToolCatalog:
             return
         given = arguments if arguments is not None else {}
         if not tool.inputs.is_valid(given):
-            report("tools/arguments-schema", f"arguments of {name}: {_first_error(tool.inputs, given)}")
+            problem = _first_error(tool.inputs, given)
+            report(
+                "tools/arguments-schema",
+                f"the client called {name} with arguments its inputSchema refuses: {problem}",
+            )
 
     def check_result(self, name: str | None, result: dict[str, Any], report: Report) -> None:
         if result.get("isError") is True:
@@ -89,15 +118,25 @@ class ToolCatalog:
             problem = _first_error(tool.outputs, result["structuredContent"])
             report("tools/structured-content-schema", f"structuredContent of {name}: {problem}")
 
-    def check_error(self, name: str | None, arguments: Any, code: Any, report: Report) -> None:
-        if not isinstance(code, int) or code in PROTOCOL_CODES - {INVALID_PARAMS}:
-            return
-        if code != INVALID_PARAMS:
+    def check_error(self, name: str | None, arguments: Any, error: dict[str, Any], report: Report) -> None:
+        code, message = error.get("code"), error.get("message")
+        if type(code) is not int:
+            return  # `jsonrpc/error-code` says what is wrong with it
+        if code not in PROTOCOL_CODES:
             report(
                 "tools/business-error-as-protocol-error",
                 f"{name} was answered with error {code}, a code of the server's own: "
                 "a tool's failure is a result with isError: true",
             )
+            return
+        if code in DEFINED_CODES and type(message) is str and _tells_of_domain_failure(message):
+            report(
+                "tools/business-error-as-protocol-error",
+                f"{name} was answered with error {code}, {message!r}, a failure of the tool's own: "
+                "it belongs in a result with isError: true, where the model reads it",
+            )
+            return
+        if code != INVALID_PARAMS:
             return
         tool = self.tools.get(name) if name is not None else None
         if tool is not None and tool.inputs is not None and tool.inputs.is_valid(arguments or {}):
@@ -106,6 +145,11 @@ class ToolCatalog:
                 f"{name} refused arguments that match its inputSchema with -32602: "
                 "what the tool objects to belongs in a result with isError: true",
             )
+
+
+def _tells_of_domain_failure(message: str) -> bool:
+    """Whether an error message says that the tool's own work failed, about no part of the protocol."""
+    return DOMAIN_FAILURE.search(message) is not None and PROTOCOL_WORDS.search(message) is None
 
 
 def _first_error(validator: Any, instance: Any) -> str:
