@@ -36,7 +36,7 @@ from herald.jobs.store import Hear, JobQueue, Subscribed
 from herald.protocol.errors import ProtocolError
 from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
 from herald.runtime.queue_taker import QueueTaker
-from herald.stores.errors import JobMissing, StoreError
+from herald.stores.errors import JobMissing, OutageLog, StoreError, StoreUnavailable
 
 logger = logging.getLogger("herald.jobs")
 
@@ -45,6 +45,9 @@ SHUTTING_DOWN = "Interrupted: server shutting down."
 #: The error of a job stopped because the store refused to save its progress or result.
 STORE_FAILED = "The job was stopped: the server could not save its progress."
 STORE_FAILED_HINT = "The server's storage refused a write (a full disk, perhaps); start the job again."
+#: Whether the job store takes new jobs, said once when it stops (a full disk) and once when
+#: it takes them again; one for the process, as a process has one job store.
+CREATING = OutageLog(logger, "create jobs in the job store")
 
 
 #: How long an ended job is kept (unless it says otherwise, as an MCP task does): a week.
@@ -806,6 +809,20 @@ def _checked_limit(limit: int) -> int:
     if limit < 1:
         raise ValueError(f"at least one job must be able to run at a time, not {limit}")
     return limit
+
+
+async def created_job(creating: Awaitable[JobRecord]) -> JobRecord:
+    """The job `creating` (a `JobService.create`) made; `StoreUnavailable` if the store refused it.
+
+    Nothing was created then, so the same call may succeed once the store writes again
+    (a full disk freed), and the client is told so in a JSON-RPC error rather than the
+    "internal error" of a tool that failed.
+    """
+    try:
+        with CREATING.watching():
+            return await creating
+    except StoreError as refused:
+        raise StoreUnavailable("The server did not start the job") from refused
 
 
 async def launch_job(

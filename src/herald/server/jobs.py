@@ -31,7 +31,7 @@ from herald.jobs.service import ExpiredJob, JobService, UnknownJob
 from herald.protocol.cursor import decode_cursor, encode_cursor
 from herald.protocol.errors import InvalidParams
 from herald.runtime.context import RESULT_TEMPLATE, JobContext
-from herald.runtime.runner import JobRunner, ShuttingDown, launch_job
+from herald.runtime.runner import JobRunner, ShuttingDown, created_job, launch_job
 from herald.server.context import Context
 from herald.server.principal import Principal, may_see
 from herald.server.registry import Registry, ToolSpec
@@ -138,12 +138,14 @@ def job_tool(
         refusal = _over_owner_cap(server, context.owner)
         if refusal is not None:
             return refusal
-        job = await service.create(
-            name,
-            values,
-            owner=context.owner,
-            progress_token=context.progress_token,
-            queued=not runner.takes_jobs,
+        job = await created_job(
+            service.create(
+                name,
+                values,
+                owner=context.owner,
+                progress_token=context.progress_token,
+                queued=not runner.takes_jobs,
+            )
         )
         if runner.takes_jobs:  # else a worker claims it from the store
             await launch_job(runner, job, function, values, job_context_name, context.job_log(job.job_id))

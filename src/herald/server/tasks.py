@@ -38,7 +38,7 @@ from herald.protocol.errors import InvalidParams, MethodNotFound, MissingClientC
 from herald.protocol.validation import serialize_result
 from herald.protocol.versions import is_at_least
 from herald.runtime.context import JobContext, JobFailure
-from herald.runtime.runner import JobRunner, ShuttingDown, launch_job
+from herald.runtime.runner import JobRunner, ShuttingDown, created_job, launch_job
 from herald.server.context import Context
 from herald.server.inputs import TaskInputs
 from herald.server.principal import Principal, may_see
@@ -115,7 +115,9 @@ class TaskManager:
         if not self.server.job_runner().accepting:
             raise ShuttingDown()
         service = self.server.job_service()
-        job = await service.create(spec.name, arguments, owner=scope.owner, retain_seconds=TASK_TTL_MS / 1000)
+        job = await created_job(
+            service.create(spec.name, arguments, owner=scope.owner, retain_seconds=TASK_TTL_MS / 1000)
+        )
         inputs = self.inputs[job.job_id] = TaskInputs(StoredInputs(service.store, job.job_id))
         context.input_round = None
         context.requester = None

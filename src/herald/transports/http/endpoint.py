@@ -29,11 +29,12 @@ from herald.protocol.http import (
     require_session_id,
     route_post,
 )
-from herald.protocol.messages import ErrorResponse, Message, Request
+from herald.protocol.messages import ErrorResponse, Message, Request, RequestId
 from herald.protocol.sse import encode_comment, encode_event
 from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.server.principal import Principal
+from herald.stores.errors import StoreError, StoreUnavailable
 from herald.stores.eventlog import EventLog
 from herald.taskgroup import task_group
 from herald.transports.http.asgi import (
@@ -90,29 +91,40 @@ class MCPEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            headers = request_headers(scope)
-            self._check_origin(headers, scope)
-            method = scope["method"]
-            if method == "GET" and wants_page(headers):
-                page = render_page(self.server, endpoint_url(scope, self.config.path))
-                await send_html(send, page, PAGE_HEADERS)
-                return
-            principal = await self.gate.principal(headers) if self.gate is not None else None
-            if method == "POST":
-                await self._post(headers, receive, send, principal)
-            elif method == "GET":
-                await self._get(headers, receive, send, principal)
-            elif method == "DELETE":
-                await self._delete(headers, send, principal)
-            else:
-                raise HTTPError(405, f"Method Not Allowed: {method}")
+            await self._serve(scope, receive, send)
+        except StoreUnavailable as exc:
+            await self._refuse(send, exc, exc.request_id)
         except ProtocolError as exc:
-            extra = [(b"allow", b"GET, POST, DELETE")] if exc.http_status == 405 else []
-            if exc.http_status in (429, 503):
-                extra.append((b"retry-after", b"%d" % RETRY_AFTER_SECONDS))
-            if isinstance(exc, Refused):
-                extra.append((b"www-authenticate", exc.challenge.encode()))
-            await send_json(send, exc.http_status, error_response(error_id(exc), exc), extra)
+            await self._refuse(send, exc, error_id(exc))
+        except StoreError:  # the session registry has logged it
+            await self._refuse(send, StoreUnavailable("The server could not serve this request"), None)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = request_headers(scope)
+        self._check_origin(headers, scope)
+        method = scope["method"]
+        if method == "GET" and wants_page(headers):
+            page = render_page(self.server, endpoint_url(scope, self.config.path))
+            await send_html(send, page, PAGE_HEADERS)
+            return
+        principal = await self.gate.principal(headers) if self.gate is not None else None
+        if method == "POST":
+            await self._post(headers, receive, send, principal)
+        elif method == "GET":
+            await self._get(headers, receive, send, principal)
+        elif method == "DELETE":
+            await self._delete(headers, send, principal)
+        else:
+            raise HTTPError(405, f"Method Not Allowed: {method}")
+
+    async def _refuse(self, send: Send, exc: ProtocolError, request_id: RequestId | None) -> None:
+        """Answer a refusal: its status, and a JSON-RPC error that says why."""
+        extra = [(b"allow", b"GET, POST, DELETE")] if exc.http_status == 405 else []
+        if exc.http_status in (429, 503):
+            extra.append((b"retry-after", b"%d" % RETRY_AFTER_SECONDS))
+        if isinstance(exc, Refused):
+            extra.append((b"www-authenticate", exc.challenge.encode()))
+        await send_json(send, exc.http_status, error_response(request_id, exc), extra)
 
     def _take_stream_slot(self, session: HttpSession) -> None:
         """Take one of the session's `max_streams_per_session` answers or streams, which the
@@ -167,7 +179,7 @@ class MCPEndpoint:
         if not requests:
             for message in messages:
                 session.connection.receive_message(message)
-            await self.sessions.persist(session)  # `initialized`, on any replica from now on
+            await self.sessions.persist_if_possible(session)  # `initialized`, on any replica from now on
             await send_empty(send, 202)
             return
         self._take_stream_slot(session)
@@ -184,10 +196,14 @@ class MCPEndpoint:
         session.connection.receive_message(request, replies, principal=principal)
         reply = replies.messages[0]
         if isinstance(reply, ErrorResponse):
-            await self.sessions.close(session.id)
+            await self.sessions.discard(session.id)
             await send_json(send, 200, reply)
             return
-        await self.sessions.persist(session)
+        try:
+            await self.sessions.persist(session)  # a session no replica could find is no session
+        except StoreError as refused:
+            await self.sessions.discard(session.id)
+            raise StoreUnavailable("The server could not start a session", request_id=request.id) from refused
         await send_json(send, 200, reply, [(b"mcp-session-id", session.id.encode())])
 
     async def _post_stateless(
@@ -236,7 +252,7 @@ class MCPEndpoint:
         """JSON if the first message is the whole answer, an SSE stream otherwise."""
         first = await stream.first
         if session is not None:  # what the request changed holds before the client hears of it
-            await self.sessions.persist(session)
+            await self.sessions.persist_if_possible(session)
         if isinstance(first, NoReply):  # every request was cancelled before it said a word
             await start_stream(send)
             await end_body(send)
@@ -257,7 +273,7 @@ class MCPEndpoint:
             await send_body(send, priming_event)
         await self._relay(stream, live, None, send, receive, session, watcher)
         if session is not None:
-            await self.sessions.persist(session)
+            await self.sessions.persist_if_possible(session)
 
     async def _relay(
         self,
@@ -350,7 +366,10 @@ class MCPEndpoint:
     async def _delete(self, headers: dict[str, str], send: Send, principal: Principal | None) -> None:
         check_delete(headers)
         session = await self._session(headers, principal)
-        await self.sessions.close(session.id)
+        try:
+            await self.sessions.close(session.id)
+        except StoreError as refused:
+            raise StoreUnavailable("The server could not end the session") from refused
         await send_empty(send, 200)
 
     async def _session(self, headers: dict[str, str], principal: Principal | None) -> HttpSession:

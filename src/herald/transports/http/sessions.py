@@ -15,6 +15,12 @@ the store at most every `REVALIDATE_SECONDS` (which also keeps the session alive
 so a DELETE on one replica ends the session on every replica within that time. Only the
 replica a client's GET stream is open on logs that stream, and it catches up from the job
 store on what was written while nobody listened (`DurableStream.catch_up`).
+
+A store that reads but cannot write (a full disk) still serves every session it holds:
+reading a session needs no write, a change the store refuses stays on this replica's
+copy until a later request saves it, and each such refusal is logged once, not per
+request. Only what cannot exist without a write is refused: a new session (`initialize`)
+and a DELETE, which the endpoint answers with 503 and a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Callable, Coroutine
@@ -32,6 +39,7 @@ from herald.protocol.messages import RequestId
 from herald.protocol.session import SessionInput
 from herald.server.app import Server
 from herald.server.connection import Connection
+from herald.stores.errors import OutageLog, StoreError
 from herald.stores.eventlog import EventLog
 from herald.stores.sessions import SessionRecord, SessionStore
 from herald.transports.http.streams import STANDALONE, DurableStream, ResponseStream
@@ -40,6 +48,8 @@ from herald.transports.http.streams import STANDALONE, DurableStream, ResponseSt
 RESUMABLE_FINISHED_STREAMS = 64
 #: How long a replica serves its copy of a shared session before it asks the store again.
 REVALIDATE_SECONDS = 1.0
+
+logger = logging.getLogger("herald.http")
 
 
 class HttpSession:
@@ -211,6 +221,11 @@ class SessionRegistry:
         self._sessions: dict[str, HttpSession] = {}
         self._group: asyncio.TaskGroup | None = None
         self._expiry: asyncio.Task[None] | None = None
+        #: Each kind of store call, logged once when the store starts refusing it (a full disk).
+        self._reading = OutageLog(logger, "read sessions from the session store")
+        self._extending = OutageLog(logger, "extend sessions' lives in the session store")
+        self._saving = OutageLog(logger, "save sessions to the session store")
+        self._ending = OutageLog(logger, "end sessions in the session store")
 
     async def __aenter__(self) -> SessionRegistry:
         group = asyncio.TaskGroup()
@@ -271,7 +286,7 @@ class SessionRegistry:
                 return session
         if self.store is None:
             return None
-        record = await self.store.load(session_id, self.ttl)
+        record = await self._load_extending(session_id)
         session = self._sessions.get(session_id)  # another request may have loaded it meanwhile
         if record is None:
             await self._drop_copy(session_id)  # ended by another replica, which forgot its log
@@ -283,23 +298,49 @@ class SessionRegistry:
             session.adopt(record)
         return session
 
+    async def _load_extending(self, session_id: str) -> SessionRecord | None:
+        """The session as the store has it, its life extended there if the store can write.
+
+        Reading a session needs no write: a store that refuses the extension (a full
+        disk) is asked again for the session alone. What cannot be read fails the request.
+        """
+        assert self.store is not None
+        try:
+            with self._extending.watching():
+                return await self.store.load(session_id, self.ttl)
+        except StoreError:
+            with self._reading.watching():
+                return await self.store.load(session_id, None)
+
     async def persist(self, session: HttpSession) -> None:
-        """Save what the client changed in the session, before it hears the reply."""
+        """Save what the client changed in the session; `StoreError` if the store refused."""
         if self.store is None:
             return
         record = session.record()
         if record is not None and record != session.saved:
-            await self.store.save(record, self.ttl)
+            with self._saving.watching():
+                await self.store.save(record, self.ttl)
             session.saved = record
             if self.changed is not None:
                 self.changed(session.id)
+
+    async def persist_if_possible(self, session: HttpSession) -> None:
+        """Save what a request changed in the session, before the client hears the reply;
+        if the store refuses, serve the reply all the same.
+
+        The change holds on this replica's copy, which stays unsaved (`saved` is not
+        updated), so a later request on the session saves it once the store writes again.
+        """
+        with contextlib.suppress(StoreError):  # `persist` has logged it
+            await self.persist(session)
 
     async def refresh(self, session_id: str) -> None:
         """Another replica changed or ended the session: bring this replica's copy up to date."""
         session = self._sessions.get(session_id)
         if session is None or self.store is None:
             return
-        record = await self.store.load(session_id, None)
+        with self._reading.watching():
+            record = await self.store.load(session_id, None)
         if record is None:
             await self._drop_copy(session_id)
         elif record != session.saved:
@@ -307,18 +348,28 @@ class SessionRegistry:
         session.checked = self.clock()
 
     async def close(self, session_id: str) -> bool:
-        """End the session: here, in the store, and its log."""
-        session = self._sessions.pop(session_id, None)
-        ended = session is not None
+        """End the session: in the store, then here, then its log.
+
+        The store first: if it refuses (`StoreError`), nothing has ended anywhere.
+        """
+        ended = False
         if self.store is not None:
-            ended = await self.store.delete(session_id) or ended
+            with self._ending.watching():
+                ended = await self.store.delete(session_id)
             if self.changed is not None:
                 self.changed(session_id)
+        session = self._sessions.pop(session_id, None)
         if session is not None:
             await session.aclose()
-        elif ended:
+            return True
+        if ended:
             await self.log.forget(session_id)
         return ended
+
+    async def discard(self, session_id: str) -> None:
+        """Close a session the store never had: its `initialize` was refused, or could not be saved."""
+        if (session := self._sessions.pop(session_id, None)) is not None:
+            await session.aclose()
 
     async def expire_idle(self) -> int:
         """Close every session idle for longer than the TTL; returns how many.
@@ -333,9 +384,12 @@ class SessionRegistry:
             if session.last_used < deadline and not session.busy
         ]
         for session_id in idle:
-            if self.store is not None and await self.store.load(session_id, None) is not None:
-                await self._drop_copy(session_id)
-                continue
+            if self.store is not None:
+                with self._reading.watching():
+                    record = await self.store.load(session_id, None)
+                if record is not None:
+                    await self._drop_copy(session_id)
+                    continue
             await self.close(session_id)
         return len(idle)
 
@@ -348,7 +402,8 @@ class SessionRegistry:
         """Sweep idle sessions for as long as the server runs."""
         while True:
             await asyncio.sleep(max(self.ttl / 4, 1.0))
-            await self.expire_idle()
+            with contextlib.suppress(StoreError):  # logged where it failed; the next sweep tries again
+                await self.expire_idle()
 
     async def aclose(self) -> None:
         """Close every session of this process (at shutdown): a shared one lives on in the store."""

@@ -6,7 +6,8 @@ plain JSON; otherwise it becomes an SSE stream. Every SSE event is appended to t
 log before anyone sees it, by a pump task that runs whether or not a client is
 listening, so a client that drops the connection (or is told to go away, SEP-1699)
 resumes with `Last-Event-ID` and misses nothing. The standalone GET stream of a session
-works the same way for server-initiated messages.
+works the same way for server-initiated messages. An event the log refuses (a full disk)
+still goes out, without an id: the stream goes on, and only a resumption misses it.
 
 A job event is not stored here again: the log keeps a reference to it, in the stream's
 order, and the frame is rendered from the event (`job_frames`), with the event's own id.
@@ -26,6 +27,7 @@ from herald.jobs.events import JobEvent
 from herald.protocol.codec import Outgoing, encode
 from herald.protocol.messages import ErrorResponse, RequestId, Response
 from herald.protocol.sse import encode_event
+from herald.stores.errors import OutageLog, StoreError
 from herald.stores.eventlog import EventLog, StoredEvent
 from herald.transports.http.job_frames import JobEvents, JobFrame, job_event_frame, read_job_events
 
@@ -42,6 +44,9 @@ MAX_UNREAD_FRAMES = 4096
 #: Everything is in the log, so the client resumes with `Last-Event-ID` and loses nothing,
 #: while the server's memory stays bounded whatever the client does.
 STALLED_LISTENER_SECONDS = 10.0
+#: Whether the event log takes events, said once when it stops (a full disk) and once when
+#: it takes them again; one for the process, as a process has one event log.
+LOGGING = OutageLog(logger, "log SSE events for resumption")
 
 
 class _Marker:
@@ -258,12 +263,10 @@ class DurableStream:
                     await self._pump_job_event(message)
                     continue
                 data = encode(message)
-                if self.log is None:
-                    self.position += 1
-                else:
-                    self.position = await self.log.append(self.session, self.name, data)
+                logged = await self._append(data)
                 if (listener := self._listener) is not None:
-                    frame = encode_event(data, event_id=event_id(self.name, self.position))
+                    frame_id = event_id(self.name, self.position) if logged else None
+                    frame = encode_event(data, event_id=frame_id)
                     if not self._hand_over(listener, frame):
                         await self._wait_for_room(listener, frame)
                 if self.is_last(message):
@@ -296,13 +299,31 @@ class DurableStream:
             if self.log is None:
                 self.position += 1
             else:
-                self.position = await self.log.append_job_event(
-                    self.session, self.name, event.job_id, event.sequence
-                )
+                # One the log refused goes out live all the same, under its own id.
+                with contextlib.suppress(StoreError), LOGGING.watching():
+                    self.position = await self.log.append_job_event(
+                        self.session, self.name, event.job_id, event.sequence
+                    )
             if (listener := self._listener) is not None:
                 frame = job_event_frame(event, message.progress_token, self.position)
                 if not self._hand_over(listener, frame):
                     await self._wait_for_room(listener, frame)
+
+    async def _append(self, data: bytes) -> bool:
+        """Log one event, which moves `position` on; False if the log refused it (a full disk).
+
+        An event the log refused still goes out to the listener, without an id: a client
+        that resumes the stream later cannot get it again, but the stream goes on.
+        """
+        if self.log is None:
+            self.position += 1
+            return True
+        try:
+            with LOGGING.watching():
+                self.position = await self.log.append(self.session, self.name, data)
+        except StoreError:
+            return False
+        return True
 
     def _hand_over(self, listener: asyncio.Queue[bytes], frame: bytes) -> bool:
         """Queue the frame for the listener if it has room (the usual case, kept free of awaits)."""
