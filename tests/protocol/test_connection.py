@@ -16,6 +16,8 @@ from herald.protocol.connection import (
     Ignored,
     RequestReceived,
     ServerConnection,
+    refused_whole,
+    reply_ids,
 )
 from herald.protocol.messages import ErrorResponse, Notification, Request, Response
 from herald.protocol.versions import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, Era
@@ -143,6 +145,28 @@ def test_batches_only_on_a_2025_03_26_session() -> None:
     assert isinstance(batch, BatchReceived)
     kinds = [type(event) for event in batch.events]
     assert kinds == [RequestReceived, Ignored, Answered]
+
+
+def test_what_a_message_is_answered_with() -> None:
+    """`reply_ids` is what an answer carries; `refused_whole` says nothing was taken in."""
+    refusal = connection().receive(Batch((Request(1, "ping"),)))
+    assert reply_ids(refusal) == {None}
+    assert refused_whole(refusal)
+    conn = initialized()
+    invalid = ErrorResponse(None, {"code": -32600, "message": "not a message"})
+    mixed = conn.receive(Batch((Request(1, "tools/list"), Notification("notifications/x"), invalid)))
+    assert reply_ids(mixed) == {1, None}
+    assert not refused_whole(mixed)
+    no_messages = conn.receive(Batch((invalid, ErrorResponse(2, {"code": -32600, "message": "no"}))))
+    assert reply_ids(no_messages) == {None, 2}
+    assert refused_whole(no_messages)
+    notifications = conn.receive(Batch((Notification("notifications/x"),)))
+    assert reply_ids(notifications) == frozenset()
+    assert not refused_whole(notifications)
+    duplicate = conn.receive(Request(1, "ping"))  # 1 is still in flight: a refusal of a request
+    assert reply_ids(duplicate) == {1}
+    assert not refused_whole(duplicate)
+    assert reply_ids(conn.receive(Notification("notifications/x"))) == frozenset()
 
 
 def test_answers_to_our_requests_are_paired_once() -> None:

@@ -14,7 +14,8 @@ same rules hold for stdio, each HTTP session, each 2026-07-28 POST and the in-me
 
 What it owns:
 - the era of each message, decided once here (`Era`), and the handshake table;
-- id bookkeeping: requests in flight, duplicate ids, the batch policy;
+- id bookkeeping: requests in flight, duplicate ids, the batch policy, and which replies
+  a message waits for (`reply_ids`, `refused_whole`: what ends an HTTP POST, and how);
 - correlation of server-to-client requests (`start_request`) with their answers;
 - whether a server-initiated notification may go out now (`may_send`);
 - the 2026-07-28 HTTP rule of which error wins when the headers and the body disagree.
@@ -93,9 +94,15 @@ class RequestReceived:
 
 @dataclass(frozen=True, slots=True)
 class Answered:
-    """The connection answered by itself; the transport sends `reply` and runs nothing."""
+    """The connection answered by itself; the transport sends `reply` and runs nothing.
+
+    `refused` when what was refused is no message this session can take at all (a batch
+    where the version has none, an entry of a batch that is no message): input the server
+    cannot accept, which Streamable HTTP answers with 400.
+    """
 
     reply: Reply
+    refused: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +137,31 @@ class BatchReceived:
 
 
 Event = RequestReceived | Answered | CancelRequested | ClientAnswered | Ignored | BatchReceived
+
+
+def reply_ids(event: Event) -> frozenset[RequestId | None]:
+    """The ids of the replies the client gets to the message of `event`, all in one answer.
+
+    A request is answered under its id, a refusal under the id it names (None when there
+    was none to read), a batch with one array of its entries' replies; notifications and
+    answers to our requests get nothing. Over HTTP this is what a POST waits for before it
+    ends, and a POST that waits for nothing is answered 202 at once.
+    """
+    if isinstance(event, RequestReceived):
+        return frozenset({event.request.id})
+    if isinstance(event, Answered):
+        return frozenset({event.reply.id})
+    if isinstance(event, BatchReceived):
+        return frozenset().union(*(reply_ids(item) for item in event.events))
+    return frozenset()
+
+
+def refused_whole(event: Event) -> bool:
+    """Whether nothing of the message was taken: it was refused, or each entry of its batch was
+    no message (Streamable HTTP answers such input 400, with the same replies as its body)."""
+    if isinstance(event, BatchReceived):
+        return bool(event.events) and all(refused_whole(item) for item in event.events)
+    return isinstance(event, Answered) and event.refused
 
 
 class ServerConnection:
@@ -184,11 +216,11 @@ class ServerConnection:
                 f"JSON-RPC batches are not supported in protocol version {version or 'before initialize'}; "
                 "they are allowed only on a 2025-03-26 session"
             )
-            return Answered(error_response(None, refusal))
+            return Answered(error_response(None, refusal), refused=True)
         events: list[Event] = []
         for item in batch.items:
             if isinstance(item, ErrorResponse) and item.error["code"] == InvalidRequest.code:
-                events.append(Answered(item))  # an entry that is no message: its refusal goes back
+                events.append(Answered(item, refused=True))  # no message: its refusal goes back
             else:
                 events.append(self.receive(item))
         return BatchReceived(tuple(events))

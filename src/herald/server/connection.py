@@ -181,7 +181,19 @@ class Connection:
         principal: Principal | None = None,
     ) -> None:
         """Handle a decoded message; `principal` is who the transport authenticated it as."""
-        self._act(self.protocol.receive(message, headers), outbox or self.outbox, principal)
+        self.act(self.interpret(message, headers), outbox, principal)
+
+    def interpret(self, message: Message | Batch, headers: dict[str, str] | None = None) -> Event:
+        """What `message` means (the sans-IO connection's event), for a transport that must
+        know before it acts (`act`): an HTTP POST waits for the replies it names (`reply_ids`).
+
+        The connection has taken the message in: `act` must follow, with no await between.
+        """
+        return self.protocol.receive(message, headers)
+
+    def act(self, event: Event, outbox: Outbox | None = None, principal: Principal | None = None) -> None:
+        """Do what `event` says: serve its requests, send its answers on `outbox`."""
+        self._act(event, outbox or self.outbox, principal)
 
     def _act(self, event: Event, outbox: Outbox, principal: Principal | None = None) -> None:
         if isinstance(event, RequestReceived):

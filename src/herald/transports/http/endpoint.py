@@ -15,6 +15,7 @@ import asyncio
 import logging
 
 from herald.protocol.codec import Batch, Outgoing, decode, error_id, error_response
+from herald.protocol.connection import refused_whole, reply_ids
 from herald.protocol.errors import ProtocolError
 from herald.protocol.hosts import HostAllowList, check_host_and_origin
 from herald.protocol.http import (
@@ -126,17 +127,18 @@ class MCPEndpoint:
             extra.append((b"www-authenticate", exc.challenge.encode()))
         await send_json(send, exc.http_status, error_response(request_id, exc), extra)
 
-    def _take_stream_slot(self, session: HttpSession) -> None:
-        """Take one of the session's `max_streams_per_session` answers or streams, which the
-        caller gives back (`open_streams -= 1`) when it ends; with none free, 429 before the
-        request is even read."""
+    def _check_stream_slot(self, session: HttpSession) -> None:
+        """429 unless one of the session's `max_streams_per_session` answers or streams is free.
+
+        The caller takes it (`open_streams += 1`) with no await between, and gives it back
+        (`open_streams -= 1`) when its answer or stream ends.
+        """
         if session.open_streams >= self.config.max_streams_per_session:
             raise HTTPError(
                 429,
                 f"Too Many Requests: this session has {session.open_streams} requests or streams open, "
                 "the most it may; wait for one to end",
             )
-        session.open_streams += 1
 
     def _check_origin(self, headers: dict[str, str], scope: Scope) -> None:
         """`check_host_and_origin`, where an origin listed in `cors_origins` counts as allowed.
@@ -174,19 +176,21 @@ class MCPEndpoint:
             return
         session = await self._session(headers, principal)
         handshake_header_version(headers)
-        messages = decoded.items if isinstance(decoded, Batch) else (decoded,)
-        requests = {message.id for message in messages if isinstance(message, Request)}
-        if not requests:
-            for message in messages:
-                session.connection.receive_message(message)
+        if isinstance(decoded, Request | Batch):  # may be answered: refused now, or never taken in
+            self._check_stream_slot(session)
+        # What the message means, and so what its answer carries, is the connection's to say.
+        event = session.connection.interpret(decoded)
+        awaited = reply_ids(event)
+        if not awaited:
+            session.connection.act(event)
             await self.sessions.persist_if_possible(session)  # `initialized`, on any replica from now on
             await send_empty(send, 202)
             return
-        self._take_stream_slot(session)
+        session.open_streams += 1
         try:
-            stream = session.response_stream(requests)
-            session.connection.receive_message(decoded, stream, principal=principal)
-            await self._answer(stream, send, receive, session=session)
+            stream = session.response_stream(set(awaited))
+            session.connection.act(event, stream, principal)
+            await self._answer(stream, send, receive, session=session, refused=refused_whole(event))
         finally:
             session.open_streams -= 1
 
@@ -248,8 +252,13 @@ class MCPEndpoint:
         *,
         session: HttpSession | None,
         watcher: asyncio.Task[None] | None = None,
+        refused: bool = False,
     ) -> None:
-        """JSON if the first message is the whole answer, an SSE stream otherwise."""
+        """JSON if the first message is the whole answer, an SSE stream otherwise.
+
+        `refused`: nothing of the POST was taken in (`refused_whole`), and the answer says
+        why with status 400, as the transport answers input the server cannot accept.
+        """
         first = await stream.first
         if session is not None:  # what the request changed holds before the client hears of it
             await self.sessions.persist_if_possible(session)
@@ -258,7 +267,7 @@ class MCPEndpoint:
             await end_body(send)
             return
         if stream.answers_everything(first):
-            status = _stateless_status(first) if session is None else 200
+            status = _stateless_status(first) if session is None else 400 if refused else 200
             await send_json(send, status, first)
             return
         if session is not None:
@@ -315,7 +324,8 @@ class MCPEndpoint:
         check_get(headers)
         session = await self._session(headers, principal)
         handshake_header_version(headers)
-        self._take_stream_slot(session)
+        self._check_stream_slot(session)
+        session.open_streams += 1
         try:
             await self._open_stream(session, headers, receive, send)
         finally:

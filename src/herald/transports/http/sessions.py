@@ -145,7 +145,8 @@ class HttpSession:
         """Start a task the session owns; its failure is logged, and ends only that task."""
         return self.connection.spawn(coroutine)
 
-    def response_stream(self, requests: set[RequestId]) -> ResponseStream:
+    def response_stream(self, requests: set[RequestId | None]) -> ResponseStream:
+        """The outbox of a POST whose answer carries the replies with these ids (`reply_ids`)."""
         return ResponseStream(self.log, self.id, requests, spawn=self.spawn)
 
     def track(self, stream: ResponseStream) -> None:

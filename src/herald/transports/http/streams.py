@@ -453,7 +453,9 @@ def _frame_position(frame: bytes) -> int:
 class ResponseStream(DurableStream):
     """The outbox of one POST: JSON when the reply is all there is, SSE otherwise."""
 
-    def __init__(self, log: EventLog | None, session: str, expected: set[RequestId], *, spawn: Spawn) -> None:
+    def __init__(
+        self, log: EventLog | None, session: str, expected: set[RequestId | None], *, spawn: Spawn
+    ) -> None:
         super().__init__(log, session, secrets.token_hex(6), spawn=spawn)
         self.expected = set(expected)
         #: Resolves with the first message sent: it decides between a JSON and an SSE answer
