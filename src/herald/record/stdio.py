@@ -67,7 +67,7 @@ async def record_stdio(
         log.start("stdio", recorder_name(), shlex.join(argv), session=session)
         server.recording(log, session)
     client = _Client(server, transport, log, session)
-    stop_reading = await open_reader(loop, stdin, client)
+    reader = await open_reader(loop, stdin, client)
     forwarded = _forward_signals(loop, transport)
     try:
         async with Flushing(log):
@@ -84,7 +84,7 @@ async def record_stdio(
     finally:
         for signum in forwarded:
             loop.remove_signal_handler(signum)
-        stop_reading()
+        reader.close()
         transport.close()
         if log is not None:
             log.close()

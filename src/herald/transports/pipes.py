@@ -14,7 +14,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable
-from typing import IO, Final
+from typing import IO, Final, Protocol
 
 READ_CHUNK: Final = 256 * 1024
 
@@ -58,26 +58,87 @@ class _FlowControl(asyncio.streams.FlowControlMixin):
             self._on_full(False)
 
 
+class Reader(Protocol):
+    """What reads a stream for the loop: it can stop for a while (back-pressure), and for good."""
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 async def open_reader(
     loop: asyncio.AbstractEventLoop, stream: IO[bytes], protocol: asyncio.Protocol
-) -> Callable[[], None]:
+) -> Reader:
     """Feed what `stream` delivers to `protocol` (`data_received`, then `eof_received`).
 
-    Returns what stops the reading: a pipe's transport is closed; a thread reading a file
-    or a device ends at its end of file.
+    A pipe is read by the loop (its transport is the reader); a file or a device by a
+    thread, which ends at its end of file, or when closed.
     """
     if is_pipe(stream):
         transport, _ = await loop.connect_read_pipe(lambda: protocol, stream)
-        return transport.close
-    fd = stream.fileno()
+        return _PipeReader(transport)
+    return _ThreadReader(loop, stream.fileno(), protocol)
 
-    def pump() -> None:
-        while chunk := os.read(fd, READ_CHUNK):
-            loop.call_soon_threadsafe(protocol.data_received, chunk)
-        loop.call_soon_threadsafe(protocol.eof_received)
 
-    threading.Thread(target=pump, name="herald-stdin", daemon=True).start()
-    return lambda: None
+class _PipeReader:
+    def __init__(self, transport: asyncio.ReadTransport) -> None:
+        self._transport = transport
+
+    def pause(self) -> None:
+        if self._transport.is_reading():
+            self._transport.pause_reading()
+
+    def resume(self) -> None:
+        if not self._transport.is_closing() and not self._transport.is_reading():
+            self._transport.resume_reading()
+
+    def close(self) -> None:
+        self._transport.close()
+
+
+class _ThreadReader:
+    """Reads a file or a device in a thread, a chunk at a time: the next read waits until the
+    loop has taken the last chunk in, and for `resume` while paused."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, protocol: asyncio.Protocol) -> None:
+        self._loop = loop
+        self._protocol = protocol
+        self._paused = False
+        self._closed = False
+        self._may_read = threading.Event()
+        self._may_read.set()
+        threading.Thread(target=self._pump, args=(fd,), name="herald-stdin", daemon=True).start()
+
+    def _pump(self, fd: int) -> None:
+        while True:
+            self._may_read.wait()
+            self._may_read.clear()
+            if self._closed:
+                return
+            chunk = os.read(fd, READ_CHUNK)
+            if not chunk:
+                break
+            self._loop.call_soon_threadsafe(self._deliver, chunk)
+        self._loop.call_soon_threadsafe(self._protocol.eof_received)
+
+    def _deliver(self, chunk: bytes) -> None:
+        self._protocol.data_received(chunk)
+        if not self._paused:
+            self._may_read.set()
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def resume(self) -> None:
+        if self._paused:
+            self._paused = False
+            self._may_read.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._may_read.set()
 
 
 def write_all(fd: int, data: bytes) -> None:

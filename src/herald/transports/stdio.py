@@ -2,9 +2,11 @@
 
 stdout carries protocol messages only; `sys.stdout` is pointed at stderr while we
 serve, so a stray `print` in a tool cannot corrupt the stream. Lines are handed to the
-connection as they arrive (requests run concurrently); replies are coalesced into one
-write per event-loop turn. On EOF every request in flight is finished and its reply
-flushed before we return; SIGTERM and SIGINT cancel what is in flight and exit cleanly.
+connection as they arrive (requests run concurrently), while their answers flow: a
+client that does not read them stops the reading (`herald.transports.intake`). Replies
+are coalesced into one write per event-loop turn. On EOF every request in flight is
+finished and its reply written out before we return; SIGTERM and SIGINT cancel what is
+in flight and exit cleanly.
 """
 
 from __future__ import annotations
@@ -28,17 +30,19 @@ from herald.protocol.codec import (
     error_response,
     too_large,
 )
+from herald.protocol.messages import RequestId
 from herald.server.app import Server
 from herald.server.connection import Connection
+from herald.transports.intake import HIGH_WATER, Intake
 from herald.transports.lines import LineSplitter
-from herald.transports.pipes import open_reader, open_writer, write_all
+from herald.transports.pipes import Reader, open_reader, open_writer, write_all
 from herald.wire.format import Sender, recorder_name
 from herald.wire.writer import Flushing, MessageLog
 
 #: Queued bytes that are written at once, without waiting for the loop's next turn.
 FLUSH_BYTES = 64 * 1024
-#: Above this many bytes in the pipe transport's buffer, producers (progress, logs) wait.
-HIGH_WATER = 256 * 1024
+#: How long, after SIGTERM or SIGINT, what is left of stdout may take to be read.
+SIGNALLED_DRAIN_SECONDS = 5.0
 
 
 class StdoutOutbox:
@@ -69,6 +73,8 @@ class StdoutOutbox:
         self._pending = bytearray()
         self._scheduled = False
         self._on_sent = on_sent
+        #: Set whenever a message goes out or a request ends without one (`Intake` waits on it).
+        self.changed = asyncio.Event()
 
     def send(self, message: Outgoing) -> None:
         data = encode(message)
@@ -76,9 +82,28 @@ class StdoutOutbox:
             self._on_sent(data)
         self._pending += data
         self._pending += b"\n"
+        self.changed.set()
         if not self._scheduled:
             self._scheduled = True
             self._loop.call_soon(self.flush)
+
+    def request_ended(self, request_id: RequestId) -> None:
+        """A request ended without a reply (cancelled): JSON-RPC sends nothing, but it is over."""
+        self.changed.set()
+
+    @property
+    def unwritten(self) -> int:
+        """Bytes sent here that the client has not taken from the pipe yet (or not all of them)."""
+        if self._writer is None:
+            return len(self._pending)
+        return len(self._pending) + self._writer.transport.get_write_buffer_size()
+
+    async def drained(self) -> None:
+        """Write what is pending, and wait until the pipe has taken most of it (the client read)."""
+        self.flush()
+        if self._writer is not None:
+            with contextlib.suppress(ConnectionError):  # nobody reads any more: nothing to wait for
+                await self._writer.drain()
 
     def flush(self) -> None:
         self._scheduled = False
@@ -98,9 +123,15 @@ class StdoutOutbox:
             await self._writer.drain()
 
     async def aclose(self) -> None:
+        """Write out everything sent, to its last byte, before the server exits.
+
+        `drain` alone returns once the pipe's buffer is below its low-water mark, and
+        what was still in it would be lost with the process: with no marks, it is empty.
+        """
         self.flush()
         if self._writer is not None:
             with contextlib.suppress(ConnectionError, BrokenPipeError):
+                self._writer.transport.set_write_buffer_limits(high=0)
                 await self._writer.drain()
 
 
@@ -147,31 +178,52 @@ async def _serve(
 
     receive = connection.receive_data if recorder is None else recorder.receiving(connection.receive_data)
     await server.start_jobs()
-    splitter = LineSplitter(max_message_bytes, receive, oversize)
-    eof = loop.create_future()
+    eof: asyncio.Future[bool] = loop.create_future()
+
+    def take(line: bytes) -> None:
+        receive(line)
+        intake.took()
+
+    def refuse(size: int, head: bytes, tail: bytes) -> None:
+        oversize(size, head, tail)
+        intake.took()
+
+    def ended() -> None:  # every line before the end of input was taken in
+        if not eof.done():
+            eof.set_result(False)
+
+    splitter = LineSplitter(max_message_bytes, take, refuse, ended)
+    intake = Intake(connection, outbox, splitter)
     stop = _install_signal_handlers(loop, eof)
-    closer: Callable[[], None] | None = None
+    reader: Reader | None = None
     try:
         async with connection:  # its requests' tasks live inside this block
-            closer = await open_reader(loop, stdin, _ReadProtocol(splitter, eof))
-            cancelled = await eof
+            reader = intake.reader = await open_reader(loop, stdin, _ReadProtocol(splitter))
+            try:
+                cancelled = await eof
+            finally:
+                intake.close()
             if recorder is not None:
                 recorder.ended("client", "signal" if cancelled else "eof")
             await connection.aclose(cancel=bool(cancelled))
         await server.stop_jobs()
-        await outbox.aclose()
+        # Everything answered goes out; a client that signalled us may not read it, so it
+        # gets a moment for that, not for ever.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SIGNALLED_DRAIN_SECONDS if cancelled else None):
+                await outbox.aclose()
         if recorder is not None:
             recorder.ended("server", "exit")
     finally:
-        if closer is not None:
-            closer()
+        if reader is not None:
+            reader.close()
         stop()
 
 
 class _ReadProtocol(asyncio.Protocol):
-    def __init__(self, splitter: LineSplitter, eof: asyncio.Future[bool]):
+    def __init__(self, splitter: LineSplitter):
         self._splitter = splitter
-        self._eof = eof
+        self._finished = False
 
     def data_received(self, data: bytes) -> None:
         self._splitter.feed(data)
@@ -184,9 +236,9 @@ class _ReadProtocol(asyncio.Protocol):
         self._finish()
 
     def _finish(self) -> None:
-        if not self._eof.done():
-            self._splitter.finish()
-            self._eof.set_result(False)
+        if not self._finished:
+            self._finished = True
+            self._splitter.finish()  # the lines it still holds go first; then it calls `ended`
 
 
 def _install_signal_handlers(loop: asyncio.AbstractEventLoop, eof: asyncio.Future[bool]) -> Any:
