@@ -42,7 +42,7 @@ from herald.server.connection import Connection
 from herald.stores.errors import OutageLog, StoreError
 from herald.stores.eventlog import EventLog
 from herald.stores.sessions import SessionRecord, SessionStore
-from herald.transports.http.streams import STANDALONE, DurableStream, ResponseStream
+from herald.transports.http.streams import LOGGING, STANDALONE, DurableStream, ResponseStream
 
 #: Finished POST streams a session keeps resumable; older ones are dropped from the log.
 RESUMABLE_FINISHED_STREAMS = 64
@@ -163,7 +163,7 @@ class HttpSession:
             if len(self.finished) > RESUMABLE_FINISHED_STREAMS and not self._closed:
                 # A client resumes a stream moments after losing it, or never: the oldest
                 # finished ones go, so a long session's log stays bounded.
-                self.spawn(self.log.forget_stream(self.id, self.finished.popleft()))
+                self.spawn(_tidy(self.log.forget_stream(self.id, self.finished.popleft())))
 
         stream.on_finished = forget
 
@@ -187,7 +187,7 @@ class HttpSession:
         self.streams.clear()
         await self.connection.aclose(cancel=True)
         if forget:
-            await self.log.forget(self.id)
+            await _tidy(self.log.forget(self.id))
 
 
 class SessionRegistry:
@@ -364,7 +364,7 @@ class SessionRegistry:
             await session.aclose()
             return True
         if ended:
-            await self.log.forget(session_id)
+            await _tidy(self.log.forget(session_id))
         return ended
 
     async def discard(self, session_id: str) -> None:
@@ -414,3 +414,12 @@ class SessionRegistry:
                     await self.close(session_id)
                 else:
                     await self._drop_copy(session_id)
+
+
+async def _tidy(forgetting: Coroutine[Any, Any, None]) -> None:
+    """Forget events the log keeps for resumption; a log that refuses (a full disk) keeps them.
+
+    Nothing waits on this: the session has ended, or the stream is too old to resume.
+    """
+    with contextlib.suppress(StoreError), LOGGING.watching():
+        await forgetting

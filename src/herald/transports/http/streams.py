@@ -44,9 +44,9 @@ MAX_UNREAD_FRAMES = 4096
 #: Everything is in the log, so the client resumes with `Last-Event-ID` and loses nothing,
 #: while the server's memory stays bounded whatever the client does.
 STALLED_LISTENER_SECONDS = 10.0
-#: Whether the event log takes events, said once when it stops (a full disk) and once when
+#: Whether the event log takes writes, said once when it stops (a full disk) and once when
 #: it takes them again; one for the process, as a process has one event log.
-LOGGING = OutageLog(logger, "log SSE events for resumption")
+LOGGING = OutageLog(logger, "write the SSE event log")
 
 
 class _Marker:
