@@ -8,13 +8,17 @@ from typing import Any
 
 import pytest
 
+import herald.server.tasks
 from herald import Context, Server, ToolResult
 from herald.content import text
 from herald.protocol.errors import InternalError
 from herald.runtime import JobContext
 from herald.testing import InMemoryClient, connect
+from tests.calls import calls_into
 
 TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
+#: `tasks/result` calls waiting at once for tasks that are not ending.
+WAITERS = 20
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 
@@ -188,3 +192,27 @@ async def test_core_shape_in_the_handshake_era() -> None:
         assert again["error"]["code"] == -32602  # 2025-11-25: a terminal task cannot be cancelled
         plain = await client.call_tool("compute", {"seconds": 0})
         assert plain["content"][0]["text"] == "computed for 0.0s"
+
+
+async def test_a_waiting_tasks_result_costs_other_jobs_nothing() -> None:
+    """A `tasks/result` waits on its own task's job, filed under its id: an event of another
+    job runs no task code, however many calls wait."""
+    server = build()
+    async with connect(server) as client, asyncio.TaskGroup() as group:
+        service = server.job_service()
+        ids = [
+            (await client.call_tool("compute", {"seconds": 30}, task={}))["task"]["taskId"]
+            for _ in range(WAITERS)
+        ]
+        waiting = [group.create_task(client.request("tasks/result", {"taskId": task_id})) for task_id in ids]
+        async with asyncio.timeout(10):
+            while not all(task_id in server._named_job_listeners for task_id in ids):  # noqa: ASYNC110
+                await asyncio.sleep(0)  # the server says nowhere that a call started waiting
+        other = await service.create("counting", {})
+        with calls_into(herald.server.tasks) as counted:
+            await service.start(other.job_id)
+        assert sum(counted.values()) == 0, counted
+        for task_id in ids:
+            await client.request("tasks/cancel", {"taskId": task_id})
+        ended = [await result for result in waiting]
+        assert all(result["isError"] for result in ended), "each waiter heard its own task end"

@@ -18,7 +18,7 @@ from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobListener, JobService
 from herald.jobs.store import JobStore
-from herald.listeners import Listeners
+from herald.listeners import Listeners, ListenersByKey
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
@@ -120,7 +120,10 @@ class Server:
         #: What runs each job tool's jobs, for workers that take them from the store.
         self._job_functions: dict[str, JobFunction] = {}
         self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
-        self._owned_job_listeners: dict[str, Listeners[[JobRecord, JobEvent]]] = {}
+        #: Who follows the jobs of an owner (connections, `true` listens), and who follows
+        #: one job (listens that name it, `tasks/*` waiting for it).
+        self._owned_job_listeners: ListenersByKey[[JobRecord, JobEvent]] = ListenersByKey()
+        self._named_job_listeners: ListenersByKey[[JobRecord, JobEvent]] = ListenersByKey()
         #: owner -> its jobs that have not ended, as this process heard of them.
         self._open_jobs: dict[str, set[str]] = {}
         #: "tool:NAME", "resource:URI", "template:URI_TEMPLATE", "prompt:NAME" -> the OAuth scopes
@@ -262,24 +265,22 @@ class Server:
     def uses_jobs(self) -> bool:
         return self._job_store is not None or self._job_service is not None
 
-    def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]:
-        """Hear job events: every job's, or with `owner` only those of the jobs it started.
+    def add_job_listener(
+        self, listener: JobListener, *, owner: str | None = None, job_id: str | None = None
+    ) -> Callable[[], None]:
+        """Hear job events: every job's, or only those of the jobs `owner` started, or of `job_id`.
 
-        A connection hears only its own jobs, through an index by owner, so an event costs
-        the same whether ten or ten thousand idle sessions are open. Subscription streams
-        and tasks, which filter by job themselves, hear every event.
+        Listeners of an owner or a job are filed under it (`ListenersByKey`), so an event
+        costs the listeners that follow its job, whether ten or ten thousand idle
+        sessions, listens and tasks follow others.
         """
-        if owner is None:
-            return self._job_listeners.add(listener)
-        listeners = self._owned_job_listeners.setdefault(owner, Listeners())
-        remove = listeners.add(listener)
-
-        def unsubscribe() -> None:
-            remove()
-            if not listeners and self._owned_job_listeners.get(owner) is listeners:
-                del self._owned_job_listeners[owner]
-
-        return unsubscribe
+        if owner is not None and job_id is not None:
+            raise ValueError("follow the jobs of an owner or one job, not both")
+        if owner is not None:
+            return self._owned_job_listeners.add(owner, listener)
+        if job_id is not None:
+            return self._named_job_listeners.add(job_id, listener)
+        return self._job_listeners.add(listener)
 
     def open_jobs(self, owner: str) -> int:
         """How many jobs of `owner` this process has heard of that have not ended."""
@@ -296,9 +297,9 @@ class Server:
             else:
                 self._open_jobs.setdefault(job.owner, set()).add(job.job_id)
         self._job_listeners.tell(job, event)
-        owned = self._owned_job_listeners.get(job.owner) if job.owner is not None else None
-        if owned is not None:
-            owned.tell(job, event)
+        if job.owner is not None:
+            self._owned_job_listeners.tell(job.owner, job, event)
+        self._named_job_listeners.tell(job.job_id, job, event)
 
     def job(
         self,

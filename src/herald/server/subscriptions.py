@@ -57,7 +57,9 @@ class NotificationSource(Protocol):
 
     def add_listener(self, listener: NotificationListener) -> Callable[[], None]: ...
 
-    def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]: ...
+    def add_job_listener(
+        self, listener: JobListener, *, owner: str | None = None, job_id: str | None = None
+    ) -> Callable[[], None]: ...
 
 
 def agreed_filter(
@@ -155,7 +157,15 @@ class Subscription:
             else:
                 self._deliver_once(job.job_id, event, deliver)
 
-        stops = [self.server.add_listener(on_notification), self.server.add_job_listener(on_job_event)]
+        # Each part of the filter is heard where the server files it, so a listen costs the
+        # events it follows: a job's come only to the listens that name it or own it.
+        stops: list[Callable[[], None]] = []
+        if self._methods or self._uris:
+            stops.append(self.server.add_listener(on_notification))
+        if self._job_ids is not None:
+            stops += [self.server.add_job_listener(on_job_event, job_id=job_id) for job_id in self._job_ids]
+        elif self._jobs:  # `true`: agreed only for a subscriber with an identity, its owner
+            stops.append(self.server.add_job_listener(on_job_event, owner=self.owner))
 
         def stop() -> None:
             for each in stops:

@@ -65,7 +65,9 @@ class TaskHost(Protocol):
 
     def job_runner(self) -> JobRunner: ...
 
-    def add_job_listener(self, listener: JobListener, *, owner: str | None = None) -> Callable[[], None]: ...
+    def add_job_listener(
+        self, listener: JobListener, *, owner: str | None = None, job_id: str | None = None
+    ) -> Callable[[], None]: ...
 
 
 class TaskManager:
@@ -335,10 +337,10 @@ class TaskManager:
         ended = asyncio.Event()
 
         def listener(job: JobRecord, _: Any) -> None:
-            if job.job_id == job_id and job.terminal:
+            if job.terminal:
                 ended.set()
 
-        stop = self.server.add_job_listener(listener)
+        stop = self.server.add_job_listener(listener, job_id=job_id)
         try:
             job = await service.get(job_id)
             if not job.terminal:
