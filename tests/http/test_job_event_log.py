@@ -321,7 +321,7 @@ async def test_a_replay_skips_the_job_frames_queued_while_it_read_the_log() -> N
                 await asyncio.sleep(0)
             live = stream.listen()
             stream.send_job_event(events[2], job.progress_token)
-            while live.empty():  # noqa: ASYNC110  # nor that it queued a frame
+            while not live:  # noqa: ASYNC110  # nor that it queued a frame
                 await asyncio.sleep(0)
             decoder = SSEDecoder()
             replay = stream.frames(live, 0, keepalive=5)

@@ -15,11 +15,11 @@ async def test_a_late_detach_of_an_old_listener_spares_the_new_one() -> None:
         stream.start()
         first = stream.listen()
         second = stream.listen()  # a resuming client takes over; the first response ends
-        assert first.get_nowait() == b""
+        assert await first.take() == b""
         stream.detach(first)  # the first client's disconnect is noticed only now
         stream.send(Notification("notifications/message", {"level": "info", "data": "still here"}))
-        frame = await asyncio.wait_for(second.get(), 5)
+        frame = await asyncio.wait_for(second.take(), 5)
         assert b"still here" in frame
         stream.detach(second)
-        assert second.get_nowait() == b"", "its own detach still ends it"
+        assert await second.take() == b"", "its own detach still ends it"
         await stream.aclose()

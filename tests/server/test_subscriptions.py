@@ -1,15 +1,20 @@
-"""`Subscription` on its own: what a listen costs the job events it does not follow."""
+"""`subscriptions/listen` without a transport: what a listen costs, and that it ends whole."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 from typing import Any
 
 import herald.server.subscriptions
 from herald import Server
-from herald.protocol.messages import Notification
+from herald.protocol.codec import Outgoing
+from herald.protocol.messages import Notification, Request
+from herald.protocol.versions import Era
 from herald.runtime import JobContext
+from herald.server.handlers import listen
 from herald.server.jobs import JOB_EVENTS_FILTER
+from herald.server.scope import RequestScope
 from herald.server.subscriptions import Subscription
 from tests.calls import calls_into
 
@@ -46,9 +51,9 @@ async def test_a_job_event_costs_the_same_with_a_thousand_idle_listens() -> None
         job = await service.create("quick", {}, owner="me", progress_token=None)
         followed = Subscription(server, "followed", {JOB_EVENTS_FILTER: {"jobIds": [job.job_id]}})
         mine = Subscription(server, "mine", {JOB_EVENTS_FILTER: True}, owner="me")
-        sent: list[Notification] = []
-        stops += [followed.open(sent.append), mine.open(sent.append)]
-        await followed.replay(service.store, sent.append)  # `created`, once, before what is live
+        sent = Sent()
+        stops += [followed.open(sent.send), mine.open(sent.send)]
+        await followed.replay(service.store, sent)  # `created`, once, before what is live
         with calls_into(herald.server.subscriptions) as counted:
             await service.start(job.job_id)
         work[idle] = counted
@@ -78,9 +83,60 @@ async def test_a_listen_stops_hearing_when_it_ends() -> None:
     assert job.job_id not in server._named_job_listeners, "the index forgets a job nobody follows"
 
 
+class Sent(list[Notification]):
+    """An outbox that keeps what it is sent."""
+
+    def send(self, message: Outgoing) -> None:
+        assert isinstance(message, Notification)
+        self.append(message)
+
+    async def drain(self) -> None:
+        return None
+
+
 def _ignore(_: Notification) -> None:
     raise AssertionError("an idle listen heard an event of a job it does not follow")
 
 
 def _id(notification: Notification) -> Any:
     return (notification.params or {})["_meta"]["io.modelcontextprotocol/subscriptionId"]
+
+
+class Stalled(Sent):
+    """An outbox whose client reads nothing: it takes a message, then has no more room."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.full = asyncio.Event()
+
+    async def drain(self) -> None:
+        self.full.set()
+        await asyncio.Event().wait()
+
+
+async def test_a_listen_cancelled_while_it_replays_stops_hearing() -> None:
+    """A listen whose client stops reading ends by cancellation in the middle of its replay;
+    it must not go on hearing (and queueing) the job's events after it has ended."""
+    server = jobs_server()
+    service = server.job_service()
+    job = await service.create("quick", {}, owner=None, progress_token=None)
+    params = {"notifications": {JOB_EVENTS_FILTER: {"jobIds": [job.job_id]}}}
+    outbox = Stalled()
+    scope = RequestScope(
+        request=Request("listen", "subscriptions/listen", params),
+        version="2026-07-28",
+        era=Era.STATELESS,
+        client_capabilities={},
+        client_info=None,
+        outbox=outbox,
+    )
+    async with asyncio.timeout(5), asyncio.TaskGroup() as group:
+        listening = group.create_task(listen(server, scope))
+        await outbox.full.wait()  # the replay waits for room
+        listening.cancel()
+    await service.start(job.job_id)
+    assert job.job_id not in server._named_job_listeners, "the ended listen stopped hearing"
+    assert [note.method for note in outbox] == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/job/created",
+    ]

@@ -147,6 +147,10 @@ def serve(
     keepalive_timeout: Annotated[
         float, typer.Option(min=0.1, help="Seconds an idle kept-alive connection stays open.")
     ] = 5.0,
+    write_timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="Seconds a client may read nothing it is sent before it is dropped."),
+    ] = 30.0,
     auth_issuer: Annotated[
         str | None,
         typer.Option(
@@ -224,6 +228,7 @@ def serve(
         "header_timeout": header_timeout,
         "body_timeout": body_timeout,
         "keepalive_timeout": keepalive_timeout,
+        "write_timeout": write_timeout,
     }
     config = (
         None

@@ -339,9 +339,9 @@ async def listen(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     )
     scope.outbox.send(subscription.acknowledgement())
     stop = subscription.open(scope.outbox.send)
-    if server.uses_jobs:
-        await subscription.replay(server.job_service().store, scope.outbox.send)
-    try:
+    try:  # a listen cancelled while it replays must stop hearing too
+        if server.uses_jobs:
+            await subscription.replay(server.job_service().store, scope.outbox)
         await asyncio.Event().wait()  # ends by cancellation: notifications/cancelled, or the stream closing
     finally:
         stop()

@@ -34,6 +34,7 @@ from herald.jobs.store import JobStore
 from herald.protocol.messages import Notification, RequestId
 from herald.protocol.versions import Era
 from herald.server.jobs import JOB_EVENTS_EXTENSION, JOB_EVENTS_FILTER
+from herald.server.outbox import Outbox
 from herald.server.principal import Principal, may_see
 
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
@@ -129,8 +130,10 @@ class Subscription:
         jobs = self.agreed.get(JOB_EVENTS_FILTER)
         self._jobs = bool(jobs)
         self._job_ids = set(jobs["jobIds"]) if isinstance(jobs, dict) else None
-        #: Live events of named jobs that wait for `replay` to send what came before them.
-        self._held: list[tuple[str, JobEvent]] | None = [] if self._job_ids else None
+        #: While `replay` sends what came before, the last live event heard of each named job:
+        #: the events themselves are in the store, and `replay` reads them from there after,
+        #: so a listen that reads slowly holds one number per job, not every event.
+        self._heard_live: dict[str, int] | None = {} if self._job_ids else None
         #: The last event sent of each named job: a job's events go out once each, in order.
         self._sent: dict[str, int] = {}
 
@@ -152,8 +155,8 @@ class Subscription:
         def on_job_event(job: JobRecord, event: JobEvent) -> None:
             if not self.wants(job):
                 return
-            if self._held is not None:  # the replay is still reading what came before
-                self._held.append((job.job_id, event))
+            if self._heard_live is not None:  # the replay is still sending what came before
+                self._heard_live[job.job_id] = event.sequence
             else:
                 self._deliver_once(job.job_id, event, deliver)
 
@@ -181,20 +184,33 @@ class Subscription:
             return job.job_id in self._job_ids and may_see(job.owner, self.principal)
         return bool(self.owner) and job.owner == self.owner
 
-    async def replay(self, store: JobStore, deliver: Callable[[Notification], None]) -> None:
-        """The events so far of the jobs the subscription names (those it may see), then the live
-        ones that came meanwhile and were held, so each job's events go out in order."""
+    async def replay(self, store: JobStore, outbox: Outbox) -> None:
+        """The events so far of the jobs the subscription names (those it may see), then those
+        that came live meanwhile, read from the store too, so each job's events go out in
+        order; from then on live events go out as they come.
+
+        The events go at the pace the outbox takes them (`drain`), so a listen that names
+        long jobs and reads slowly, or not at all, never has them all queued at once.
+        """
         try:
             for job_id in sorted(self._job_ids or ()):
                 job = await store.get(job_id)
-                if job is None or not self.wants(job):
-                    continue
-                for event in await store.events_after(job_id, 0):
-                    self._deliver_once(job_id, event, deliver)
+                if job is not None and self.wants(job):
+                    await self._send_stored(store, job_id, outbox)
+            while behind := sorted(
+                job_id
+                for job_id, sequence in (self._heard_live or {}).items()
+                if sequence > self._sent.get(job_id, 0)
+            ):
+                for job_id in behind:
+                    await self._send_stored(store, job_id, outbox)
         finally:
-            held, self._held = self._held or [], None
-            for job_id, event in held:
-                self._deliver_once(job_id, event, deliver)
+            self._heard_live = None  # nothing is behind (or the listen has ended): live from here
+
+    async def _send_stored(self, store: JobStore, job_id: str, outbox: Outbox) -> None:
+        for event in await store.events_after(job_id, self._sent.get(job_id, 0)):
+            self._deliver_once(job_id, event, outbox.send)
+            await outbox.drain()
 
     def _deliver_once(self, job_id: str, event: JobEvent, deliver: Callable[[Notification], None]) -> None:
         """Deliver a named job's event unless one at or after it went out (a replayed one, say)."""

@@ -196,7 +196,9 @@ def uvicorn_settings(config: HttpConfig, *, host: str, port: int) -> dict[str, A
     """What uvicorn is told: quiet logs, the lifespan, and the connection limits of `config`."""
     from herald.transports.http.protocol import ConnectionLimits, guarded_protocol  # imports uvicorn
 
-    limits = ConnectionLimits(config.header_timeout, config.body_timeout, config.max_connections)
+    limits = ConnectionLimits(
+        config.header_timeout, config.body_timeout, config.max_connections, config.write_timeout
+    )
     return {
         "host": host,
         "port": port,

@@ -36,6 +36,9 @@ class HttpConfig:
     #: or from the head's first bytes on a kept-alive one), then its body within `body_timeout`.
     header_timeout: float = 10.0
     body_timeout: float = 30.0
+    #: A connection whose client takes none of what the server writes for this many
+    #: seconds, with more waiting to be written, is dropped: it has stopped reading.
+    write_timeout: float = 30.0
     #: An idle keep-alive connection is closed after this many seconds.
     keepalive_timeout: float = 5.0
     #: Connections served at once; one more is answered 503 with Retry-After and closed.
@@ -49,7 +52,7 @@ class HttpConfig:
         for origin in sorted(self.cors_origins):
             _check_cors_origin(origin)
         HostAllowList.parse(self.allowed_hosts)  # an entry that could never match is refused now
-        for name in ("header_timeout", "body_timeout", "keepalive_timeout"):
+        for name in ("header_timeout", "body_timeout", "write_timeout", "keepalive_timeout"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, not {getattr(self, name)!r}")
         if self.max_connections < 1 or self.max_streams_per_session < 1:

@@ -67,6 +67,7 @@ from herald.transports.http.streams import (
     resume_point,
     stored_frames,
 )
+from herald.transports.http.unread import UnreadFrames
 
 logger = logging.getLogger("herald.http")
 
@@ -236,6 +237,8 @@ class MCPEndpoint:
                 stream.detach()
 
             watcher.add_done_callback(client_left)
+            # Nothing of it can be resumed: a listener cut off for reading nothing ends the request.
+            stream.on_cut = connection.cancel_requests
             try:
                 await self._answer(stream, send, receive, session=None, watcher=watcher)
             finally:
@@ -287,7 +290,7 @@ class MCPEndpoint:
     async def _relay(
         self,
         stream: DurableStream,
-        live: asyncio.Queue[bytes],
+        live: UnreadFrames,
         after: int | None,
         send: Send,
         receive: Receive,

@@ -11,6 +11,10 @@ file descriptor for ever, and a thousand of them leave no descriptor for a real 
   answer has begun), the clock paused while uvicorn itself stops reading;
 - answers a connection beyond `max_connections` with 503 and `Retry-After` at once, and
   closes it, so the cap is a clear refusal rather than a reset;
+- drops a connection whose client takes none of what it is sent for `write_timeout`
+  seconds while more waits (uvicorn has paused writing): the transport's buffer and the
+  response waiting to write are freed, which closing would not do, since a close waits
+  for the buffer to be read;
 - keeps the authority of an absolute-form request target (`POST http://name/mcp`) in the
   scope under `TARGET_AUTHORITY`, which uvicorn drops, so the Host check can see it.
 """
@@ -31,6 +35,7 @@ class ConnectionLimits:
     header_timeout: float
     body_timeout: float
     max_connections: int
+    write_timeout: float
 
 
 def guarded_protocol(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
@@ -48,6 +53,8 @@ class _GuardedProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
+        self._write_deadline: asyncio.TimerHandle | None = None
+        self._unwritten = 0  # the transport's buffered bytes when the write deadline was armed
         self._in_head = False
         self._reading_body = False
         super().connection_made(transport)
@@ -92,7 +99,16 @@ class _GuardedProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._stop_watching_writes()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._watch_writes()
+
+    def resume_writing(self) -> None:
+        self._stop_watching_writes()
+        super().resume_writing()
 
     # -- deadlines -----------------------------------------------------------------------------
 
@@ -104,6 +120,23 @@ class _GuardedProtocol(HttpToolsProtocol):
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+
+    def _watch_writes(self) -> None:
+        self._stop_watching_writes()
+        self._unwritten = self.transport.get_write_buffer_size()
+        self._write_deadline = self.loop.call_later(self.limits.write_timeout, self._writes_stalled)
+
+    def _stop_watching_writes(self) -> None:
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+
+    def _writes_stalled(self) -> None:
+        self._write_deadline = None
+        if self.transport.get_write_buffer_size() < self._unwritten:  # it reads, slowly: wait on
+            self._watch_writes()
+            return
+        self.transport.abort()  # uvicorn then tells the app the client has gone
 
     def _head_too_slow(self) -> None:
         self._deadline = None

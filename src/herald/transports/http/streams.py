@@ -30,6 +30,7 @@ from herald.protocol.sse import encode_event
 from herald.stores.errors import OutageLog, StoreError
 from herald.stores.eventlog import EventLog, StoredEvent
 from herald.transports.http.job_frames import JobEvents, JobFrame, job_event_frame, read_job_events
+from herald.transports.http.unread import UnreadFrames
 
 logger = logging.getLogger("herald.http")
 
@@ -37,12 +38,15 @@ logger = logging.getLogger("herald.http")
 STANDALONE = "g"
 #: Producers (progress, logs) wait for the pump once this many messages are queued.
 HIGH_WATER = 1024
-#: Frames a listener may leave unread. Past this the pump waits for it (back-pressure that
-#: reaches producers through `drain`), so a client that reads slowly still gets everything.
-MAX_UNREAD_FRAMES = 4096
-#: How long the pump waits for a listener that reads nothing before it cuts it off.
-#: Everything is in the log, so the client resumes with `Last-Event-ID` and loses nothing,
-#: while the server's memory stays bounded whatever the client does.
+#: The same for a stream without a log (2026-07-28), which cuts off a listener it waits for
+#: once twice this many are queued: producers that cannot wait (a listen's live job
+#: events) would queue without bound, and only memory could hold them. A queued job event
+#: for a listen is about 700 bytes of objects, so this keeps a few hundred KiB per stream.
+UNLOGGED_HIGH_WATER = 256
+#: How long the pump waits for a listener that reads nothing before it cuts it off (what a
+#: listener may leave unread is bounded in `herald.transports.http.unread`). Everything is
+#: in the log, so the client resumes with `Last-Event-ID` and loses nothing, while the
+#: server's memory stays bounded whatever the client does.
 STALLED_LISTENER_SECONDS = 10.0
 #: Whether the event log takes writes, said once when it stops (a full disk) and once when
 #: it takes them again; one for the process, as a process has one event log.
@@ -87,8 +91,6 @@ NO_REPLY = NoReply()
 
 #: How a stream starts its pump: the `create_task` of its owner's task group, or a wrapper of it.
 Spawn = Callable[[Coroutine[Any, Any, None]], "asyncio.Task[None]"]
-
-_END = b""  # queued to a listener to end its response; real frames are never empty
 
 
 def event_id(stream: str, position: int) -> str:
@@ -173,11 +175,16 @@ class DurableStream:
         self._incoming: asyncio.Queue[Outgoing | _JobEventToSend | _Marker | _RequestEnded | None] = (
             asyncio.Queue()
         )
-        self._listener: asyncio.Queue[bytes] | None = None
+        self._listener: UnreadFrames | None = None
+        #: The listener the pump waits for room in, while it does.
+        self._waiting_for: UnreadFrames | None = None
         self._pump: asyncio.Task[None] | None = None
         self.finished = asyncio.Event()
         self._room = asyncio.Event()  # set when a waiting producer may queue more
         self.on_finished: Callable[[], None] | None = None
+        #: Told when a listener is cut off for reading nothing (see `_wait_for_room`).
+        self.on_cut: Callable[[], None] | None = None
+        self.high_water = HIGH_WATER if log is not None else UNLOGGED_HIGH_WATER
         self.stall_seconds = STALLED_LISTENER_SECONDS
 
     # -- outbox ----------------------------------------------------------------------------------
@@ -186,7 +193,7 @@ class DurableStream:
         if not self.record_while_unheard and self._listener is None:
             return
         if self._pump is not None or self.hold_until_started:
-            self._incoming.put_nowait(message)
+            self._queue(message)
 
     def send_job_event(self, event: JobEvent, progress_token: str | int | None) -> None:
         """Send a job event: its place is logged by reference, its frame rendered as it goes out.
@@ -198,7 +205,7 @@ class DurableStream:
         if not self.record_while_unheard and self._listener is None:
             return
         self.start()
-        self._incoming.put_nowait(_JobEventToSend(event.job_id, event.sequence, progress_token, event))
+        self._queue(_JobEventToSend(event.job_id, event.sequence, progress_token, event))
 
     async def read_what_others_logged(self) -> None:
         """Take in what other replicas logged on this stream since this one last did.
@@ -237,9 +244,29 @@ class DurableStream:
                 self._incoming.put_nowait(_JobEventToSend(job_id, job.sequence, job.progress_token))
 
     async def drain(self) -> None:
-        if self._pump is not None and self._incoming.qsize() > HIGH_WATER:
+        """Wait while over `high_water` messages are queued, even before the pump has started:
+        a POST's pump starts once its first message has made it a stream, and a producer that
+        runs ahead meanwhile (a listen's history, say) must not queue all it has."""
+        if self._incoming.qsize() > self.high_water and not self.finished.is_set():
             self._room.clear()
             await self._room.wait()
+
+    def _queue(self, message: Outgoing | _JobEventToSend) -> None:
+        """Queue a message for the pump; cut off a listener it waits for if they pile up.
+
+        Producers that wait for `drain` never queue more than `high_water`; those that
+        cannot wait (job events for a listen, list changes) would queue without bound
+        while the pump waits for a listener that reads too slowly or not at all. A stream
+        with a log holds job events as small references and logs the rest once the
+        listener is cut; a stream without one would hold them all, so it cuts the listener
+        once they are twice `high_water`.
+        """
+        if self.finished.is_set():
+            return  # nothing reads the queue any more
+        self._incoming.put_nowait(message)
+        waited_for = self._waiting_for
+        if waited_for is not None and self.log is None and self._incoming.qsize() > 2 * self.high_water:
+            self._cut(waited_for)
 
     # -- pumping ----------------------------------------------------------------------------------
 
@@ -250,7 +277,7 @@ class DurableStream:
     async def _run(self) -> None:
         try:
             while (message := await self._incoming.get()) is not None:
-                if self._incoming.qsize() <= HIGH_WATER // 2:
+                if self._incoming.qsize() <= self.high_water // 2:
                     self._room.set()
                 if isinstance(message, _Marker):
                     self.detach()
@@ -325,23 +352,38 @@ class DurableStream:
             return False
         return True
 
-    def _hand_over(self, listener: asyncio.Queue[bytes], frame: bytes) -> bool:
+    def _hand_over(self, listener: UnreadFrames, frame: bytes) -> bool:
         """Queue the frame for the listener if it has room (the usual case, kept free of awaits)."""
-        if listener.full():
+        if not listener.offer(frame):
             return False
-        listener.put_nowait(frame)
         self.delivered = self.position
         return True
 
-    async def _wait_for_room(self, listener: asyncio.Queue[bytes], frame: bytes) -> None:
+    async def _wait_for_room(self, listener: UnreadFrames, frame: bytes) -> None:
         """The listener is behind: wait for it (back-pressure), or cut it off if it stalls."""
+        self._waiting_for = listener
         try:
-            await asyncio.wait_for(listener.put(frame), self.stall_seconds)
+            async with asyncio.timeout(self.stall_seconds):
+                await listener.put(frame)
         except TimeoutError:
-            self.detach(listener)  # it stopped reading: it resumes from the log
+            self._cut(listener)  # it stopped reading: it resumes from the log, or listens again
             return
+        finally:
+            self._waiting_for = None
         if listener is self._listener:
             self.delivered = self.position
+
+    def _cut(self, listener: UnreadFrames) -> None:
+        """End a listener that reads nothing, dropping what it has not taken: its client
+        resumes after the last event it read, so the frames dropped count as not delivered."""
+        if listener is not self._listener:
+            return
+        self._listener = None
+        first_dropped = listener.cut()
+        if first_dropped is not None:
+            self.delivered = max(0, min(self.delivered, _frame_position(first_dropped) - 1))
+        if self.on_cut is not None:
+            self.on_cut()
 
     def is_last(self, message: Outgoing) -> bool:
         """Whether the stream ends after this message (a POST stream ends with its replies)."""
@@ -368,20 +410,20 @@ class DurableStream:
         """
         self._incoming.put_nowait(_Marker())
 
-    def detach(self, listener: asyncio.Queue[bytes] | None = None) -> None:
+    def detach(self, listener: UnreadFrames | None = None) -> None:
         """End the live HTTP response now (the client left, or a newer one replaced it).
 
         With `listener`, only if that one is still the stream's: a client that leaves must
         not end the response of the client that resumed the stream after it.
         """
         if self._listener is not None and (listener is None or listener is self._listener):
-            _end(self._listener)
+            self._listener.end()
             self._listener = None
 
-    def listen(self) -> asyncio.Queue[bytes]:
+    def listen(self) -> UnreadFrames:
         """Become the stream's listener (a newer connection replaces an older one)."""
         self.detach()
-        live: asyncio.Queue[bytes] = asyncio.Queue(MAX_UNREAD_FRAMES)
+        live = UnreadFrames()
         self._listener = live
         return live
 
@@ -390,7 +432,7 @@ class DurableStream:
         return self._listener is not None
 
     async def frames(
-        self, live: asyncio.Queue[bytes], after: int | None, keepalive: float
+        self, live: UnreadFrames, after: int | None, keepalive: float
     ) -> AsyncIterator[bytes | None]:
         """SSE frames for one HTTP response: the stored ones after `after`, then live ones.
 
@@ -403,43 +445,21 @@ class DurableStream:
             if stored and (replayed := await stored_frames(stored, self.name, self.jobs)):
                 yield replayed
             # Frames pumped while we read the log are both stored and queued: skip the repeats.
-            _drop_through(live, stored[-1].position if stored else after)
-        if self.finished.is_set() and live.empty():
+            replayed_through = stored[-1].position if stored else after
+            live.keep(lambda frame: _frame_position(frame) > replayed_through)
+        if self.finished.is_set() and not live:
             return
+        # What is queued goes out in one write (up to a bound): one send per burst, not per event.
         while True:
             try:
-                frame = await asyncio.wait_for(live.get(), keepalive)
+                async with asyncio.timeout(keepalive):
+                    batch = await live.take()
             except TimeoutError:
                 yield None
                 continue
-            # Whatever else is queued goes out in the same write: one send per burst, not per event.
-            batch = [frame]
-            while frame and not live.empty():
-                frame = live.get_nowait()
-                batch.append(frame)
-            if not frame:  # the end marker
-                if len(batch) > 1:
-                    yield b"".join(batch[:-1])
+            if not batch:  # the listener has ended
                 return
-            yield b"".join(batch)
-
-
-def _end(queue: asyncio.Queue[bytes]) -> None:
-    """Queue the end marker even into a full queue: its frames are in the log, the oldest go."""
-    while queue.full():
-        queue.get_nowait()
-    queue.put_nowait(_END)
-
-
-def _drop_through(queue: asyncio.Queue[bytes], position: int) -> None:
-    """Drop queued frames at or before `position`."""
-    kept: list[bytes] = []
-    while not queue.empty():
-        frame = queue.get_nowait()
-        if not frame or _frame_position(frame) > position:
-            kept.append(frame)
-    for frame in kept:
-        queue.put_nowait(frame)
+            yield batch
 
 
 def _frame_position(frame: bytes) -> int:
