@@ -25,6 +25,7 @@ def others_may_read(path: Path) -> bool:
 
 async def test_a_served_store_and_message_log_are_private_under_a_permissive_umask(tmp_path: Path) -> None:
     store, log = tmp_path / "data" / "jobs.db", tmp_path / "wire.jsonl"
+    store.parent.mkdir()  # a --store folder must exist; only the files are the server's to make
     serve = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet"]
     serve += ["--store", str(store), "--message-log", str(log)]
     command = f"umask 000 && exec {shlex.join(serve)}"
