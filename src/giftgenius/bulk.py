@@ -16,26 +16,30 @@ text) is refused. :mod:`giftgenius.spreadsheet` turns a file's bytes into this t
 The work runs in four stages, each reporting real per-row progress through an async callback:
 ``parse`` (0-10%), ``extract`` (10-40%), ``match`` (40-70%) and ``write`` (70-100%). Reports are
 throttled to half-percent steps, so even a very large file produces at most 201 of them, always with a
-strictly increasing percentage and always ending at 100. Employees who share interests, budget and
-occasion share one ranking, which keeps a 10,000-row file fast.
+strictly increasing percentage and always ending at 100; a caller may space them in time as well.
+Employees who share interests, budget and occasion share one ranking, which keeps a 10,000-row file
+fast.
 
 This module does no I/O: the caller supplies the text and the callbacks and receives a
-:class:`BulkResult`.
+:class:`BulkResult`. The work runs on a worker thread, so other requests go on while it computes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import math
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from giftgenius.catalog import Catalog, load_catalog, normalize_occasion, occasion_phrase
 from giftgenius.suggest import MAX_COUNT, Suggestions, suggest_gifts
+from herald.runtime.threads import LoopCall, in_thread
 
 __all__ = [
     "EXPECTED_HEADER",
@@ -64,6 +68,7 @@ _STAGES: dict[str, tuple[float, float]] = {
     "write": (70.0, 100.0),
 }
 _PROGRESS_STEP = 0.5
+_PEOPLE_PER_SLICE = 500
 _CHECKPOINT_EVERY = 50
 _TOP_INTERESTS = 10
 _PROBLEMS_IN_HINT = 3
@@ -103,7 +108,7 @@ class BulkInputError(ValueError):
         return {"code": self.code, "message": self.message, "hint": self.hint}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RowProblem:
     """A row that was skipped; ``row`` is its 1-based line number in the file (the header is line 1)."""
 
@@ -111,7 +116,7 @@ class RowProblem:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Employee:
     """One usable CSV row. Interests are lowercase and de-duplicated; ``budget`` is None when blank."""
 
@@ -122,19 +127,21 @@ class Employee:
     budget: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PersonResult:
     """The gifts picked for one employee; ``budget`` is the budget actually applied to them.
 
     ``gifts`` holds ``{"name", "price", "category", "reason"}`` dicts, best first. When nothing fits,
-    ``gifts`` is empty and ``note`` explains why.
+    ``gifts`` is empty and ``note`` explains why. People with the same interests and budget share
+    the same dicts, so a big file makes few objects (and little work for the garbage collector,
+    which pauses every thread while it runs): read them, never change them.
     """
 
     name: str
     department: str
     interests: tuple[str, ...]
     budget: float
-    gifts: list[dict[str, Any]]
+    gifts: Sequence[dict[str, Any]]
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -144,7 +151,7 @@ class PersonResult:
             "department": self.department,
             "interests": list(self.interests),
             "budget": self.budget,
-            "gifts": [dict(gift) for gift in self.gifts],
+            "gifts": list(self.gifts),
             "note": self.note,
         }
 
@@ -175,6 +182,11 @@ class BulkResult:
             "occasion": self.occasion,
             "budgetPerPerson": self.budget_per_person,
             "people": [person.to_json() for person in self.people],
+            **self._after_people(),
+        }
+
+    def _after_people(self) -> dict[str, Any]:
+        return {
             "problems": [{"row": problem.row, "reason": problem.reason} for problem in self.problems],
             "summary": {
                 "people": len(self.people),
@@ -186,6 +198,22 @@ class BulkResult:
                 ],
             },
         }
+
+    def to_json_bytes(self) -> bytes:
+        """:meth:`to_json` as UTF-8 JSON, built and serialised a few hundred people at a time.
+
+        The whole document at once would hold the GIL in one orjson call (60 ms for 40,000
+        people) and make a hundred thousand objects that live long enough for a full garbage
+        collection, which also holds every thread: on a worker thread, both are the event
+        loop's wait. In slices, neither happens.
+        """
+        people = self.people
+        head = orjson.dumps({"occasion": self.occasion, "budgetPerPerson": self.budget_per_person})
+        slices = (
+            orjson.dumps([person.to_json() for person in people[at : at + _PEOPLE_PER_SLICE]])[1:-1]
+            for at in range(0, len(people), _PEOPLE_PER_SLICE)
+        )
+        return head[:-1] + b',"people":[' + b",".join(slices) + b"]," + orjson.dumps(self._after_people())[1:]
 
     def to_csv(self) -> str:
         """A header, then one line per person: name, department, each gift's name and price, note."""
@@ -254,33 +282,56 @@ def _inert(cell: str) -> str:
 
 
 class _Progress:
-    """Maps per-item completion onto each stage's range and throttles reports to half-percent steps."""
+    """Maps per-item completion onto each stage's range and throttles reports.
 
-    def __init__(self, callback: ProgressCallback, checkpoint: Callable[[], Awaitable[None]] | None) -> None:
+    Reports go in half-percent steps, and at most one per ``report_every`` seconds within a stage
+    (the first of each stage and the last, 100%, always go), so a small file makes a handful of
+    events and a big one no more than a listener can use. It runs on the analysis thread and hands
+    each report, checkpoint and save to the event loop through ``call``.
+    """
+
+    def __init__(
+        self,
+        call: LoopCall,
+        callback: ProgressCallback,
+        checkpoint: Callable[[], Awaitable[None]] | None,
+        report_every: float,
+    ) -> None:
+        self._call = call
         self._callback = callback
         self._checkpoint = checkpoint
+        self._report_every = report_every
         self._last = -1.0
+        self._last_stage: str | None = None
+        self._last_at = 0.0
         self._ticks = 0
 
-    async def report(self, percent: float, stage: str) -> None:
+    def report(self, percent: float, stage: str) -> None:
         step = math.floor(min(max(percent, 0.0), 100.0) / _PROGRESS_STEP) * _PROGRESS_STEP
-        if step > self._last:
-            self._last = step
-            await self._callback(step, stage)
+        if step <= self._last:
+            return
+        now = time.monotonic()
+        if stage == self._last_stage and step < 100.0 and now - self._last_at < self._report_every:
+            return
+        self._last, self._last_stage, self._last_at = step, stage, now
+        self._call.run(self._callback, step, stage)
 
-    async def item_done(self, stage: str, done: int, total: int) -> None:
+    def item_done(self, stage: str, done: int, total: int) -> None:
         """Record that ``done`` of ``total`` items of ``stage`` are finished."""
         start, end = _STAGES[stage]
-        await self.report(start + (end - start) * done / total, stage)
+        self.report(start + (end - start) * done / total, stage)
         self._ticks += 1
         if self._ticks % _CHECKPOINT_EVERY == 0:
-            # Let other tasks run (a long job must not starve the event loop) and let the caller cancel.
-            await asyncio.sleep(0)
+            # Where the caller may cancel: the thread learns it here, or in the checkpoint.
+            self._call.check()
             if self._checkpoint is not None:
-                await self._checkpoint()
+                self._call.run(self._checkpoint)
 
-    async def finish(self) -> None:
-        await self.report(100.0, "write")
+    def save(self, save: Callable[[dict[str, Any]], Awaitable[None]], state: dict[str, Any]) -> None:
+        self._call.run(save, state)
+
+    def finish(self) -> None:
+        self.report(100.0, "write")
 
 
 def _clean(text: str) -> str:
@@ -554,6 +605,7 @@ async def analyze(
     checkpoint: Callable[[], Awaitable[None]] | None = None,
     save: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     resume: Any = None,
+    report_every: float = 0.0,
 ) -> BulkResult:
     """Pick up to ``count`` gifts for every usable employee row in ``csv_text``.
 
@@ -561,6 +613,11 @@ async def analyze(
     be used become :class:`RowProblem` entries; input unusable as a whole raises
     :class:`BulkInputError`. ``progress`` receives strictly increasing percentages with the stage
     name; ``checkpoint`` (when given) is awaited every 50 items so the caller can cancel.
+    ``report_every`` spaces progress reports within a stage by at least that many seconds.
+
+    The work runs on a worker thread (``herald.runtime.threads``), so a big file does not hold the
+    event loop; the callbacks are awaited on the loop, one at a time, in order. Cancelling the
+    call stops the work at its next report or checkpoint.
 
     Resuming: ``save`` (when given) is handed the matches made so far every
     ``SAVE_EVERY`` people while matching; a run given one of those as ``resume`` reuses
@@ -570,10 +627,29 @@ async def analyze(
     is not one of those is ignored: everything is matched afresh.
     """
     _check_options(occasion, budget_per_person, count)
-    normalized = normalize_occasion(occasion)
-    default_budget = float(budget_per_person)
     gifts_catalog = catalog if catalog is not None else load_catalog()
-    tracker = _Progress(progress, checkpoint)
+
+    def work(call: LoopCall) -> BulkResult:
+        tracker = _Progress(call, progress, checkpoint, report_every)
+        return _analyze(
+            csv_text, occasion, float(budget_per_person), gifts_catalog, count, tracker, save, resume
+        )
+
+    return await in_thread(work)
+
+
+def _analyze(
+    csv_text: str,
+    occasion: str,
+    default_budget: float,
+    gifts_catalog: Catalog,
+    count: int,
+    tracker: _Progress,
+    save: Callable[[dict[str, Any]], Awaitable[None]] | None,
+    resume: Any,
+) -> BulkResult:
+    """The analysis itself, on the worker thread; see :func:`analyze`."""
+    normalized = normalize_occasion(occasion)
 
     # Stage 1: parse and validate.
     records, delimiter = _read_records(csv_text)
@@ -590,7 +666,7 @@ async def analyze(
     columns = _column_map(records[first][1])
     width = len(records[first][1])
     rows = records[first + 1 :]
-    await tracker.report(0.0, "parse")
+    tracker.report(0.0, "parse")
     employees: list[Employee] = []
     problems: list[RowProblem] = []
     for done, (line, record) in enumerate(rows, start=1):
@@ -600,7 +676,8 @@ async def analyze(
                 employees.append(parsed)
             else:
                 problems.append(parsed)
-        await tracker.item_done("parse", done, len(rows))
+        tracker.item_done("parse", done, len(rows))
+    del records, rows  # a list per row: no longer needed, and every collection would walk them
     if not employees:
         raise _no_valid_rows(problems)
 
@@ -615,7 +692,7 @@ async def analyze(
             interests.add(interest)
         budget = employee.budget if employee.budget is not None else default_budget
         keys.append((tuple(sorted(employee.interests)), budget))
-        await tracker.item_done("extract", done, total)
+        tracker.item_done("extract", done, total)
 
     # Stage 3: match. People with the same interests and budget share one ranking.
     cache: dict[_Key, _Outcome] = _restored(resume)
@@ -636,10 +713,10 @@ async def analyze(
                 outcome = ((), found.message())
             cache[key] = outcome
         outcomes.append(outcome)
-        await tracker.item_done("match", done, total)
+        tracker.item_done("match", done, total)
         if save is not None and done % SAVE_EVERY == 0 and saved < len(cache) <= SAVE_AT_MOST:
             saved = len(cache)
-            await save({"matches": _saved(cache)})
+            tracker.save(save, {"matches": _saved(cache)})
 
     # Stage 4: write the result.
     people: list[PersonResult] = []
@@ -652,12 +729,12 @@ async def analyze(
                 department=employee.department,
                 interests=employee.interests,
                 budget=key[1],
-                gifts=[dict(gift) for gift in gifts],
+                gifts=gifts,
                 note=note,
             )
         )
-        await tracker.item_done("write", done, total)
-    await tracker.finish()
+        tracker.item_done("write", done, total)
+    tracker.finish()
     return BulkResult(
         people=people,
         problems=problems,

@@ -7,7 +7,9 @@ import csv
 import io
 import itertools
 import random
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -173,7 +175,7 @@ async def test_nothing_within_budget_is_a_note_not_an_error() -> None:
     text = make_csv([["Penny", "Finance", "coffee", "1"], ["Rich", "Finance", "coffee", "80"]])
     result, _progress = await run(text)
     penny, rich = result.people
-    assert penny.gifts == []
+    assert list(penny.gifts) == []
     assert penny.note is not None
     assert "raise the budget" in penny.note
     assert rich.gifts
@@ -440,6 +442,39 @@ async def test_ten_thousand_rows() -> None:
     assert checkpoints >= 4 * 10_000 // 50 - 4
     assert sum(result.departments.values()) == 10_000
     assert len(result.interests) == 10
+
+
+async def test_the_rows_are_worked_through_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big file must not hold the loop: the per-row work runs on another thread, and the
+    progress callback (which writes to the store) runs on the loop."""
+    import giftgenius.bulk as bulk
+
+    loop_thread = threading.get_ident()
+    row_threads: set[int] = set()
+    parse_row = bulk._parse_row
+
+    def watched(*args: Any) -> Any:
+        row_threads.add(threading.get_ident())
+        return parse_row(*args)
+
+    monkeypatch.setattr(bulk, "_parse_row", watched)
+    reported_on: set[int] = set()
+
+    async def progress(_percent: float, _stage: str) -> None:
+        reported_on.add(threading.get_ident())
+
+    await analyze(generated_csv(100), progress=progress, catalog=CATALOG)
+    assert row_threads, "the rows were parsed"
+    assert loop_thread not in row_threads
+    assert reported_on == {loop_thread}
+
+
+async def test_reports_may_be_spaced_in_time_keeping_each_stage_and_the_end() -> None:
+    recorder = Recorder()
+    await analyze(generated_csv(2_000), progress=recorder, catalog=CATALOG, report_every=3600)
+    assert recorder.stages == ["parse", "extract", "match", "write"]
+    assert [stage for _percent, stage in recorder.calls] == ["parse", "extract", "match", "write", "write"]
+    assert recorder.percents[-1] == 100.0
 
 
 # --- CSV output ----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from giftgenius.app import build_server
+from herald.stores.sqlite import SqliteJobStore
 from herald.testing import InMemoryClient, connect
 from tests.servers import giftgenius_http
 from tests.stateless import structured
@@ -112,11 +113,18 @@ async def test_text_with_nul_characters_fails_the_job_saying_so(client: InMemory
     assert "Send the CSV text itself" in status["error"]["hint"]
 
 
-async def test_progress_is_per_row_on_a_large_file(client: InMemoryClient) -> None:
+async def test_progress_tells_every_stage_and_ends_at_a_hundred(client: InMemoryClient) -> None:
+    """Reports are spaced in time (`PROGRESS_EVERY_SECONDS`): however fast the job, each
+    stage's start is told, percentages rise, and the last says 100."""
     started = await client.call_tool("start_bulk_gift_analysis", {"csv": employees(2000)})
     status = await follow(client, started["structuredContent"]["jobId"])
     assert status["status"] == "completed"
-    assert sum(event["type"] == "job.progress" for event in status["events"]) >= 50
+    progress = [event for event in status["events"] if event["type"] == "job.progress"]
+    assert [event["stage"] for event in progress][:1] == ["parse"]
+    assert {event["stage"] for event in progress} == {"parse", "extract", "match", "write"}
+    percentages = [event["percentage"] for event in progress]
+    assert percentages == sorted(set(percentages)), "strictly rising"
+    assert percentages[-1] == 100
 
 
 def test_bulk_command_writes_the_result(tmp_path: Path) -> None:
@@ -178,3 +186,27 @@ def test_ctrl_c_cancels_the_job(tmp_path: Path, http_server: str) -> None:
         assert time.monotonic() < deadline, "the job was not cancelled"
         time.sleep(status["pollAfterMs"] / 1000)
     assert status["status"] == "cancelled"
+
+
+async def test_a_big_result_is_stored_in_a_fraction_of_its_size(tmp_path: Path) -> None:
+    """A gift list per person repeats itself: stored packed, everything the job leaves on
+    disk (its arguments, events, checkpoints and both results, with SQLite's WAL) stays
+    under ten times the CSV, and the result reads back whole."""
+    store = SqliteJobStore(tmp_path / "jobs.db")
+    server = build_server()
+    server.use_job_store(store)
+    text = employees(5_000, distinct=True)
+    async with connect(server) as client:
+        job_id = (await client.call_tool("start_bulk_gift_analysis", {"csv": text}))["structuredContent"][
+            "jobId"
+        ]
+        await server.job_runner().wait_ended(job_id)
+        read = await client.request("resources/read", {"uri": f"herald://jobs/{job_id}/result.json"})
+        stored = [await store.get_result(job_id, name) for name in ("result.json", "result.csv")]
+    document = read["contents"][0]["text"]
+    assert len(orjson.loads(document)["people"]) == 5_000, "the result reads back whole"
+    assert read["contents"][0]["mimeType"] == "application/json"
+    assert len(document) > 10 * len(text), "the result itself is many times the input"
+    assert sum(len(body) for _mime, body in filter(None, stored)) < 2 * len(text), "stored packed"
+    on_disk = sum(path.stat().st_size for path in tmp_path.iterdir())
+    assert on_disk < 10 * len(text), (on_disk, len(text))

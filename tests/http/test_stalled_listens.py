@@ -1,7 +1,8 @@
 """Listens that never read cost a real server a bounded amount of memory each.
 
-`giftgenius serve` runs bulk analyses while 2026-07-28 listens name them and never read a
-byte of their streams. What the server holds for each (the frames it has not written,
+A herald server process runs jobs that report progress two hundred times each (as a bulk
+analysis used to, before it spaced its reports in time) while 2026-07-28 listens name
+them and never read a byte of their streams. What the server holds for each (the frames it has not written,
 what waits to become frames, the socket's buffer) is bounded, and its resident memory
 shows it: growth per listen stays under `MAX_GROWTH_PER_LISTEN`, where buffers bound only
 in frames grew twice that. Afterwards every listen's stream has ended, or its connection
@@ -10,23 +11,48 @@ was dropped.
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 
-from tests.giftgenius.test_bulk_job import employees
-from tests.servers import ServedProcess, giftgenius_http
+from herald.testing import free_port, wait_until_listening
+from tests.servers import REPO, ServedProcess
 from tests.stateless import META, headers_for, structured
+
+CHATTY = """
+import asyncio, sys
+from herald import Server
+from herald.runtime import JobContext
+from herald.stores.sqlite import SqliteJobStore
+from herald.transports.http import run_http
+
+server = Server("chatty", max_jobs_per_owner=None, max_waiting_jobs=None)
+server.use_job_store(SqliteJobStore(sys.argv[1]))
+
+@server.job()
+async def chatty(reports: int, ctx: JobContext) -> dict:
+    \"\"\"Reports `reports` times, each with a stage some 250 characters long.\"\"\"
+    for step in range(1, reports + 1):
+        await ctx.report_progress(100 * step / reports, f"step {step} " + "of a long stage name " * 12)
+        await asyncio.sleep(0)
+    return {"reports": reports}
+
+run_http(server, port=int(sys.argv[2]))
+"""
 
 #: Listens that never read, each naming every job.
 LISTENS = 50
-#: Bulk analyses of `ROWS` rows, 204 events each: some 20,000 events, 6.7 MB of frames, for
-#: each listen, more than the kernel takes into a socket's send buffer (4 MiB at most here).
+#: Jobs of `REPORTS` reports, 203 events each: some 20,000 events, 7 MB of frames, for each
+#: listen, more than the kernel takes into a socket's send buffer (4 MiB at most here).
 JOBS = 100
-ROWS = 100
+REPORTS = 200
 #: A generous bound: what one stalled listen may hold (256 KiB of frames, 256 messages, the
 #: socket's buffer, its replay's reads) came to about 1 MiB of resident memory here, with
 #: the allocator's share. With buffers bound in frames only, each held over 4 MiB.
@@ -72,9 +98,21 @@ def read_to_the_end(listen: socket.socket, deadline: float) -> None:
         received = received[-5:] + chunk
 
 
+@contextlib.contextmanager
+def chatty_http(store: Path) -> Iterator[ServedProcess]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", CHATTY, str(store), str(port)], cwd=REPO)
+    try:
+        wait_until_listening(port, process)
+        yield ServedProcess(port, process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 def start_jobs(served: ServedProcess, count: int) -> list[str]:
-    arguments = {"csv": employees(ROWS)}
-    return [structured(served.url, "start_bulk_gift_analysis", arguments)["jobId"] for _ in range(count)]
+    arguments = {"reports": REPORTS}
+    return [structured(served.url, "chatty", arguments)["jobId"] for _ in range(count)]
 
 
 def wait_until_ended(served: ServedProcess, job_ids: list[str]) -> None:
@@ -87,8 +125,7 @@ def wait_until_ended(served: ServedProcess, job_ids: list[str]) -> None:
 
 @pytest.mark.slow
 def test_listens_that_never_read_hold_a_bounded_amount_each(tmp_path: Path) -> None:
-    store = f"sqlite:///{tmp_path / 'store.db'}"
-    with giftgenius_http(store, "--max-jobs-per-client", "0") as served:
+    with chatty_http(tmp_path / "store.db") as served:
         wait_until_ended(served, start_jobs(served, 1))  # warm-up: the job machinery is loaded
         before = resident_bytes(served.process.pid)
         job_ids = start_jobs(served, JOBS)

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import orjson
 
+from herald.jobs.documents import pack
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobService, JobTakenOver
 from herald.stores.errors import StoreError
@@ -31,6 +32,9 @@ PYTHON_LEVELS: Final = {
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
 }
+
+#: Documents from this size up are packed on a worker thread, not on the event loop.
+BIG_DOCUMENT: Final = 256 * 1024
 
 #: Where a job's result documents are served (`herald.server.jobs` serves the template).
 RESULT_TEMPLATE = "herald://jobs/{job_id}/{name}"
@@ -104,10 +108,18 @@ class JobContext:
         self._log(level, data)
 
     async def save_result(self, name: str, data: bytes | str, mime_type: str) -> str:
-        """Store a result document of this job; returns its resource URI."""
+        """Store a result document of this job; returns its resource URI.
+
+        It is stored compressed where that pays (`herald.jobs.documents`), packed on a
+        worker thread when big, and read back as it was given.
+        """
         body = data.encode() if isinstance(data, str) else data
+        if len(body) < BIG_DOCUMENT:
+            stored_type, stored = pack(mime_type, body)
+        else:
+            stored_type, stored = await asyncio.to_thread(pack, mime_type, body)
         with self._watching_the_store():
-            await self.service.store.put_result(self.job_id, name, mime_type, body)
+            await self.service.store.put_result(self.job_id, name, stored_type, stored)
         return RESULT_TEMPLATE.format(job_id=self.job_id, name=name)
 
     def complete(self, result_uri: str, summary: str | None = None) -> None:
