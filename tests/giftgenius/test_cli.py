@@ -133,13 +133,15 @@ def test_serve_http_prints_where_and_answers(tmp_path: Path) -> None:
         server.wait(timeout=10)
 
 
-def test_the_cli_states_herald_s_default_lease_and_grace() -> None:
+def test_the_cli_states_herald_s_default_lease_grace_and_waiting_bound() -> None:
     from giftgenius import cli
     from giftgenius.cli import serving
     from herald.runtime import runner
+    from herald.server import app
 
     assert cli.DEFAULT_LEASE_SECONDS == runner.DEFAULT_LEASE_SECONDS
     assert serving.DEFAULT_SHUTDOWN_GRACE_SECONDS == runner.DEFAULT_SHUTDOWN_GRACE_SECONDS
+    assert serving.DEFAULT_MAX_WAITING_JOBS == app.DEFAULT_MAX_WAITING_JOBS
 
 
 def test_store_prune_forgets_old_jobs_and_the_server_says_they_expired(tmp_path: Path) -> None:

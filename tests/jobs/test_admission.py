@@ -8,21 +8,29 @@ which jobs are running, never on time.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from herald import Server
+from herald.client import connect_http
 from herald.runtime import JobContext, JobRunner
 from herald.runtime.runner import SHUTTING_DOWN, default_max_running_jobs
+from herald.stores.sqlite import SqliteJobStore
 from herald.testing import InMemoryClient, connect
+from herald.testing.http import serve_http
+from tests.stateless import META, headers_for
 
 
 class Gated:
     """A server whose `gated` job n reports that it started, then waits for gate n."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, store: SqliteJobStore | None = None) -> None:
         self.server = Server("admission")
+        if store is not None:
+            self.server.use_job_store(store)
         self.gates: dict[int, asyncio.Event] = {}
         self.started: dict[int, asyncio.Event] = {}
         self.order: list[int] = []
@@ -202,6 +210,81 @@ async def test_one_client_may_have_only_so_many_jobs_at_once() -> None:
         await gated.runner.wait_ended(ids[0])
         gated.gates[3], gated.started[3] = asyncio.Event(), asyncio.Event()
         again = await client.call_tool("gated", {"n": 3})
+        assert again["structuredContent"]["status"] == "pending", "a job ended: there is room again"
+        for gate in gated.gates.values():
+            gate.set()
+
+
+async def test_a_burst_of_starts_cannot_pass_the_cap_together(tmp_path: Path) -> None:
+    """Each start is counted before it awaits the store, so six at once admit two."""
+    gated = Gated(limit=8, store=SqliteJobStore(tmp_path / "jobs.db"))
+    gated.server.max_jobs_per_owner = 2
+    async with connect(gated.server) as client:
+        for n in range(6):
+            gated.gates[n], gated.started[n] = asyncio.Event(), asyncio.Event()
+        answers = await asyncio.gather(*(client.call_tool("gated", {"n": n}) for n in range(6)))
+        admitted = [answer for answer in answers if not answer.get("isError")]
+        assert len(admitted) == 2, answers
+        for gate in gated.gates.values():
+            gate.set()
+
+
+async def test_the_server_queues_only_so_many_jobs_from_everyone_together() -> None:
+    gated = Gated(limit=1)
+    gated.server.max_waiting_jobs = 2
+    async with connect(gated.server) as first, connect(gated.server) as second:
+        ids = await gated.start(first, 1)
+        await gated.until_started(0)
+        for n in (1, 2):
+            gated.gates[n], gated.started[n] = asyncio.Event(), asyncio.Event()
+            assert (await second.call_tool("gated", {"n": n}))["structuredContent"]["status"] == "pending"
+        refused = await first.call_tool("gated", {"n": 3})
+        assert refused["isError"] is True
+        assert "already has 2 jobs waiting to run" in refused["content"][0]["text"]
+        assert len(await gated.server.job_service().store.unfinished()) == 3, "nothing was created"
+        gated.gates[0].set()
+        await gated.runner.wait_ended(ids[0])
+        await gated.until_started(1)
+        gated.gates[3], gated.started[3] = asyncio.Event(), asyncio.Event()
+        again = await first.call_tool("gated", {"n": 3})
+        assert again["structuredContent"]["status"] == "pending", "one started: there is room again"
+        for gate in gated.gates.values():
+            gate.set()
+
+
+async def start_sessionless(http: httpx.AsyncClient, url: str, n: int) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": n,
+        "method": "tools/call",
+        "params": {"name": "gated", "arguments": {"n": n}, "_meta": META},
+    }
+    answer = await http.post(url, json=body, headers=headers_for("tools/call", "gated"))
+    result: dict[str, Any] = answer.json()["result"]
+    return result
+
+
+async def test_clients_without_a_token_are_counted_by_address_with_or_without_sessions() -> None:
+    """Neither requests without a session nor a fresh session escape the cap of their address."""
+    gated = Gated(limit=8)
+    gated.server.max_jobs_per_owner = 2
+    for n in range(4):
+        gated.gates[n], gated.started[n] = asyncio.Event(), asyncio.Event()
+    async with serve_http(gated.server) as (url, _app), httpx.AsyncClient(timeout=30) as http:
+        first = await start_sessionless(http, url, 0)
+        second = await start_sessionless(http, url, 1)
+        assert [first["structuredContent"]["status"], second["structuredContent"]["status"]] == [
+            "pending"
+        ] * 2
+        refused = await start_sessionless(http, url, 2)
+        assert refused["isError"] is True, "a third request without a session"
+        async with connect_http(url) as fresh:
+            in_a_session = await fresh.call_tool("gated", {"n": 3})
+        assert in_a_session["isError"] is True, "a fresh session from the same address"
+        assert "you have 2 jobs running or waiting" in in_a_session["content"][0]["text"]
+        gated.gates[0].set()
+        await gated.runner.wait_ended(first["structuredContent"]["jobId"])
+        again = await start_sessionless(http, url, 2)
         assert again["structuredContent"]["status"] == "pending", "a job ended: there is room again"
         for gate in gated.gates.values():
             gate.set()

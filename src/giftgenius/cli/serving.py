@@ -34,6 +34,8 @@ DEFAULT_LEASE_SECONDS = 15.0
 DEFAULT_RETENTION = "7d"
 #: herald's default shutdown grace (`herald.runtime.runner.DEFAULT_SHUTDOWN_GRACE_SECONDS`).
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
+#: herald's bound on waiting jobs (`herald.server.app.DEFAULT_MAX_WAITING_JOBS`).
+DEFAULT_MAX_WAITING_JOBS = 256
 
 ShutdownGrace = Annotated[
     float,
@@ -128,10 +130,19 @@ def serve(
         int,
         typer.Option(
             min=0,
-            help="Jobs one client (an HTTP session, or an authenticated user) may have running or "
-            "waiting at once; one more is refused with a message saying so. 0: no cap.",
+            help="Jobs one client (an authenticated user; without tokens, a network address, "
+            "whatever its sessions) may have running or waiting at once; one more is refused with a "
+            "message saying so. 0: no cap.",
         ),
     ] = 16,
+    max_waiting_jobs: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Jobs that may wait to run at once, all clients together; one more is refused with a "
+            "message saying so. 0: no bound.",
+        ),
+    ] = DEFAULT_MAX_WAITING_JOBS,
     max_connections: Annotated[
         int, typer.Option(min=1, help="HTTP connections served at once; one more gets 503 and Retry-After.")
     ] = 1000,
@@ -243,6 +254,7 @@ def serve(
     server.use_job_store(stores.jobs)
     server.max_running_jobs = max_running_jobs
     server.max_jobs_per_owner = max_jobs_per_client or None
+    server.max_waiting_jobs = max_waiting_jobs or None
     server.job_lease_seconds = job_lease
     server.job_retention_seconds = retention_seconds
     server.job_shutdown_grace_seconds = shutdown_grace

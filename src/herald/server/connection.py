@@ -71,6 +71,7 @@ class Connection:
         owner_id: str | None = None,
         follows_server: bool = True,
         tasks: asyncio.TaskGroup | None = None,
+        peer: str | None = None,
     ):
         """`follows_server=False` for a connection of one exchange (a 2026-07-28 POST), which
         hears no server notifications: those reach stateless clients through a subscription.
@@ -90,6 +91,8 @@ class Connection:
         self._closed = False
         self._tasks: dict[RequestId, asyncio.Task[Reply | None]] = {}
         self._answers: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
+        #: The network address of the client, where the transport knows it (`Context.peer`).
+        self.peer = peer
         #: Jobs started on this connection report their events here.
         self.owner_id = owner_id or (secrets.token_hex(16) if follows_server else "")
         self._stop_listening: Callable[[], None] = _nothing
@@ -252,7 +255,7 @@ class Connection:
         That saves the event-loop turn a done-callback would cost on every call.
         """
         if received.era.stateless:
-            scope = RequestScope.of(received, outbox, principal=principal)
+            scope = RequestScope.of(received, outbox, principal=principal, peer=self.peer)
         else:
             scope = RequestScope.of(
                 received,
@@ -261,6 +264,7 @@ class Connection:
                 close_stream=getattr(outbox, "close_stream", None),
                 owner=self.owner_id,
                 principal=principal,
+                peer=self.peer,
             )
         request_id = received.request.id
         try:

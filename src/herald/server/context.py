@@ -48,6 +48,9 @@ class Context:
     owner: str | None = None
     #: The authenticated caller, if the transport authenticates.
     principal: Principal | None = None
+    #: The network address the request came from, where the transport knows it (HTTP): what
+    #: job admission counts a caller by when there is no principal to count.
+    peer: str | None = None
     #: Inside an MCP task: where input requests park until `tasks/update` answers them.
     task_inputs: TaskInputs | None = None
     #: What the tool's `task_preflight` returned, inside the task it led to.

@@ -86,6 +86,7 @@ def make_context(server: HandlerHost, scope: RequestScope) -> Context:
         close_stream_callback=scope.close_stream,
         owner=scope.owner,
         principal=scope.principal,
+        peer=scope.peer,
         request_id=scope.request.id,
         protocol_version=scope.version,
         client_capabilities=scope.client_capabilities,

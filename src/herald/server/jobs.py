@@ -24,6 +24,7 @@ import orjson
 from pydantic import Field
 
 from herald.content import ToolResult, text
+from herald.jobs.documents import unpack
 from herald.jobs.events import ERROR_SCHEMA, all_schemas
 from herald.jobs.machine import IllegalTransition, JobStatus
 from herald.jobs.record import JobRecord
@@ -48,12 +49,23 @@ class JobHost(Protocol):
     name: str
     registry: Registry
     max_jobs_per_owner: int | None
+    max_waiting_jobs: int | None
 
     def job_service(self) -> JobService: ...
 
     def job_runner(self) -> JobRunner: ...
 
     def open_jobs(self, owner: str) -> int: ...
+
+    def waiting_jobs(self) -> int: ...
+
+    def admitted_jobs(self, key: str) -> int: ...
+
+    def hold_admission(self, key: str) -> str: ...
+
+    def admit(self, place: str, job_id: str) -> None: ...
+
+    def release(self, place: str) -> None: ...
 
 
 SCHEMAS_URI = "herald://schemas/job-events"
@@ -135,18 +147,24 @@ def job_tool(
         if not server.job_runner().accepting:
             raise ShuttingDown()
         service, runner = server.job_service(), server.job_runner()
-        refusal = _over_owner_cap(server, context.owner)
+        refusal = _refusal(server, context)
         if refusal is not None:
             return refusal
-        job = await created_job(
-            service.create(
-                name,
-                values,
-                owner=context.owner,
-                progress_token=context.progress_token,
-                queued=not runner.takes_jobs,
+        place = server.hold_admission(admission_key(context))
+        try:
+            job = await created_job(
+                service.create(
+                    name,
+                    values,
+                    owner=context.owner,
+                    progress_token=context.progress_token,
+                    queued=not runner.takes_jobs,
+                )
             )
-        )
+        except BaseException:
+            server.release(place)
+            raise
+        server.admit(place, job.job_id)
         if runner.takes_jobs:  # else a worker claims it from the store
             await launch_job(runner, job, function, values, job_context_name, context.job_log(job.job_id))
         return ToolResult(
@@ -172,25 +190,53 @@ def job_tool(
     )
 
 
-def _over_owner_cap(server: JobHost, owner: str | None) -> ToolResult | None:
-    """A refusal the model can act on when `owner` already has its most jobs running or waiting.
+def admission_key(context: Context) -> str:
+    """Who a start counts against: the authenticated subject, else the network address the
+    request came from (every session and sessionless request from there), else its session.
 
-    Only a client with an identity (a session, or an authenticated subject) has a cap of its
-    own; 2026-07-28 requests without authentication share the server's `max_running_jobs`.
-    Each process counts the jobs whose events it hears (`Server.open_jobs`): with a shared store
-    that is every replica's, though a replica counts a job that was open when it started only
-    from that job's next event.
+    Without a principal, a fresh session or a request without one is free to make: only the
+    address is the client's to keep. Several people behind one NAT share its cap.
     """
+    if context.principal is not None:
+        return context.principal.owner
+    if context.peer is not None:
+        return f"peer:{context.peer}"
+    return context.owner or ""
+
+
+def _refusal(server: JobHost, context: Context) -> ToolResult | None:
+    """A refusal the model can act on when the server or this client already has its most jobs.
+
+    The per-client count is the larger of the jobs this process admitted for the client and,
+    for an owner (a principal or a session), the jobs of that owner every process has told
+    of (`Server.open_jobs`: with a shared store, every replica's; a job open when this process
+    started counts from its next event). A network address is counted per process: behind a
+    load balancer, a client without a token may have the cap on each replica.
+    """
+    waiting_cap = server.max_waiting_jobs
+    if waiting_cap is not None and server.waiting_jobs() >= waiting_cap:
+        return ToolResult(
+            [
+                text(
+                    f"Not started: the server already has {waiting_cap} jobs waiting to run, the most it "
+                    "queues. Try again in a minute, when some have started."
+                )
+            ],
+            is_error=True,
+        )
     cap = server.max_jobs_per_owner
-    if cap is None or not owner:
+    if cap is None:
         return None
-    running = server.open_jobs(owner)
-    if running < cap:
+    key = admission_key(context)
+    counted = server.admitted_jobs(key)
+    if context.principal is not None or context.peer is None:
+        counted = max(counted, server.open_jobs(context.owner or ""))
+    if counted < cap:
         return None
     return ToolResult(
         [
             text(
-                f"Not started: you have {running} jobs running or waiting, the most one client may have "
+                f"Not started: you have {counted} jobs running or waiting, the most one client may have "
                 "at once. Wait for one to end (get_job_status) or stop one (cancel_job), then try again."
             )
         ],
@@ -275,7 +321,7 @@ def install_job_support(server: JobHost) -> None:
         found = await service.store.get_result(job_id, name)
         if found is None:
             raise KeyError(name)
-        mime_type, data = found
+        mime_type, data = unpack(*found)
         uri = RESULT_TEMPLATE.format(job_id=job_id, name=name)
         if mime_type.startswith("text/") or mime_type == "application/json":
             return [{"uri": uri, "mimeType": mime_type, "text": data.decode()}]
@@ -338,9 +384,10 @@ def open_job_tools_to_widgets(server: JobHost) -> None:
             )
         name = job.result_uri.rsplit("/", 1)[-1]
         found = await service.store.get_result(job_id, name)
-        if found is None or found[0] != "application/json":
+        mime_type, data = unpack(*found) if found is not None else ("", b"")
+        if mime_type != "application/json":
             return ToolResult([text(f"Job {job_id} has no JSON result to show.")], is_error=True)
-        document = orjson.loads(found[1])
+        document = orjson.loads(data)
         if not isinstance(document, dict):
             document = {"result": document}
         return ToolResult([text(job.summary or f"The result of job {job_id}.")], structured=document)

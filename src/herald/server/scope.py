@@ -34,6 +34,8 @@ class RequestScope:
     owner: str | None = None
     #: The authenticated caller, when the transport authenticates (HTTP with OAuth).
     principal: Principal | None = None
+    #: The network address the request came from, where the transport knows it (HTTP).
+    peer: str | None = None
 
     @classmethod
     def of(
@@ -45,6 +47,7 @@ class RequestScope:
         close_stream: Callable[[], None] | None = None,
         owner: str | None = None,
         principal: Principal | None = None,
+        peer: str | None = None,
     ) -> RequestScope:
         """The scope of a request the protocol connection accepted."""
         return cls(
@@ -61,6 +64,7 @@ class RequestScope:
             close_stream=close_stream,
             owner=principal.owner if principal is not None else owner,
             principal=principal,
+            peer=peer,
         )
 
     @property

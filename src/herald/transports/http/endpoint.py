@@ -111,7 +111,7 @@ class MCPEndpoint:
             return
         principal = await self.gate.principal(headers) if self.gate is not None else None
         if method == "POST":
-            await self._post(headers, receive, send, principal)
+            await self._post(headers, receive, send, principal, peer_of(scope))
         elif method == "GET":
             await self._get(headers, receive, send, principal)
         elif method == "DELETE":
@@ -156,7 +156,12 @@ class MCPEndpoint:
     # -- POST -------------------------------------------------------------------------------------
 
     async def _post(
-        self, headers: dict[str, str], receive: Receive, send: Send, principal: Principal | None
+        self,
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+        principal: Principal | None,
+        peer: str | None,
     ) -> None:
         check_post_headers(headers)
         body = await read_body(receive, headers, self.config.max_body_bytes)
@@ -166,11 +171,11 @@ class MCPEndpoint:
         route = route_post(decoded, headers)
         if route is PostRoute.STATELESS_REQUEST:
             assert isinstance(decoded, Request)
-            await self._post_stateless(headers, decoded, receive, send, principal)
+            await self._post_stateless(headers, decoded, receive, send, principal, peer)
             return
         if route is PostRoute.INITIALIZE:
             assert isinstance(decoded, Request)
-            await self._initialize(decoded, send, principal)
+            await self._initialize(decoded, send, principal, peer)
             return
         if route is PostRoute.STATELESS_NOTIFICATION:
             await send_empty(send, 202)
@@ -179,6 +184,9 @@ class MCPEndpoint:
         handshake_header_version(headers)
         if isinstance(decoded, Request | Batch):  # may be answered: refused now, or never taken in
             self._check_stream_slot(session)
+        # A session may move between addresses (a phone between networks): admission counts its
+        # requests by where each came from.
+        session.connection.peer = peer
         # What the message means, and so what its answer carries, is the connection's to say.
         event = session.connection.interpret(decoded)
         awaited = reply_ids(event)
@@ -195,8 +203,11 @@ class MCPEndpoint:
         finally:
             session.open_streams -= 1
 
-    async def _initialize(self, request: Request, send: Send, principal: Principal | None) -> None:
+    async def _initialize(
+        self, request: Request, send: Send, principal: Principal | None, peer: str | None
+    ) -> None:
         session = self.sessions.create(owner=principal.owner if principal is not None else None)
+        session.connection.peer = peer
         replies = Collected()
         session.connection.receive_message(request, replies, principal=principal)
         reply = replies.messages[0]
@@ -218,6 +229,7 @@ class MCPEndpoint:
         receive: Receive,
         send: Send,
         principal: Principal | None,
+        peer: str | None,
     ) -> None:
         """A 2026-07-28 request lives exactly as long as its HTTP exchange.
 
@@ -227,7 +239,7 @@ class MCPEndpoint:
         """
         # 2026-07-28 streams are not resumed: nothing is logged. The pump is the connection's.
         stream = ResponseStream(None, "", {request.id}, spawn=lambda pump: connection.spawn(pump))
-        connection = Connection(self.server, stream, follows_server=False)
+        connection = Connection(self.server, stream, follows_server=False, peer=peer)
         async with connection:
             connection.receive_message(request, stream, headers, principal)
             watcher = connection.spawn(wait_for_disconnect(receive))
@@ -417,3 +429,13 @@ def _stateless_status(message: Outgoing) -> int:
     if isinstance(message, ErrorResponse):
         return MODERN_ERROR_STATUS.get(message.code, 200)
     return 200
+
+
+def peer_of(scope: Scope) -> str | None:
+    """The client's network address, as the ASGI server saw it (None where it has none).
+
+    Behind a proxy this is the proxy's: run uvicorn with `--forwarded-allow-ips` for the
+    client's own, which uvicorn then puts here from `X-Forwarded-For`.
+    """
+    client = scope.get("client")
+    return str(client[0]) if client else None
