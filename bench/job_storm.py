@@ -127,6 +127,8 @@ def main() -> int:
                 f"sqlite:///{store}",
                 "--max-jobs-per-client",
                 "0",  # one session starts them all
+                "--max-waiting-jobs",
+                "0",  # and all wait at once
             ],
             stdout=subprocess.DEVNULL,
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -94,13 +95,18 @@ _STOP_WORDS_TEXT = """
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
-_stemmer = snowballstemmer.stemmer("english")
+#: One stemmer per thread: a stemmer keeps the word it works on in itself, so two bulk
+#: analyses stemming at once on two threads would read each other's words.
+_stemmers = threading.local()
 
 
 @functools.lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """The Snowball English stem of a lowercase word ("games" -> "game", "hiking" -> "hike")."""
-    result: str = _stemmer.stemWord(word)
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    result: str = stemmer.stemWord(word)
     return result
 
 

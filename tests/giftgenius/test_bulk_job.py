@@ -188,6 +188,10 @@ def test_ctrl_c_cancels_the_job(tmp_path: Path, http_server: str) -> None:
     assert status["status"] == "cancelled"
 
 
+def folder_size(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.iterdir())
+
+
 async def test_a_big_result_is_stored_in_a_fraction_of_its_size(tmp_path: Path) -> None:
     """A gift list per person repeats itself: stored packed, everything the job leaves on
     disk (its arguments, events, checkpoints and both results, with SQLite's WAL) stays
@@ -208,5 +212,5 @@ async def test_a_big_result_is_stored_in_a_fraction_of_its_size(tmp_path: Path) 
     assert read["contents"][0]["mimeType"] == "application/json"
     assert len(document) > 10 * len(text), "the result itself is many times the input"
     assert sum(len(body) for _mime, body in filter(None, stored)) < 2 * len(text), "stored packed"
-    on_disk = sum(path.stat().st_size for path in tmp_path.iterdir())
+    on_disk = folder_size(tmp_path)
     assert on_disk < 10 * len(text), (on_disk, len(text))

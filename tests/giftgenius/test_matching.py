@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from giftgenius.catalog import Catalog, Gift, load_catalog
@@ -291,3 +294,20 @@ def test_closest_table_is_honest(catalog: Catalog) -> None:
     for key, phrases in table.items():
         assert set(phrases) <= tags, key
         assert not set(key.split()) & words, key
+
+
+def test_stemming_on_several_threads_at_once_gives_each_word_its_own_stem() -> None:
+    """Bulk analyses run on worker threads, several at once: a shared stemmer would mix
+    their words up (or fail with IndexError)."""
+    bases = ("hike", "game", "garden", "run", "cook", "read", "paint", "photograph", "travel", "knit")
+    words = [base + ending for base in bases for ending in ("", "s", "ing", "ed", "er", "ers", "ful")] * 300
+    unstored = stem.__wrapped__  # past the cache, so every call stems
+    expected = [unstored(word) for word in words]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            found = list(pool.map(lambda _: [unstored(word) for word in words], range(4)))
+    finally:
+        sys.setswitchinterval(interval)
+    assert all(stems == expected for stems in found)

@@ -277,7 +277,8 @@ def install_job_support(server: JobHost) -> None:
         job = await known_job(service, job_id, ctx.principal)
         listing = f"job-events:{job_id}"
         after = decode_cursor(listing, cursor) if cursor else 0
-        events = await service.store.events_after(job_id, after)
+        # Most polls find nothing new (a job waiting its turn): the record says so already.
+        events = await service.store.events_after(job_id, after) if job.sequence > after else []
         last = events[-1].sequence if events else after
         status: dict[str, Any] = {
             "jobId": job_id,
