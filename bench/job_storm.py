@@ -111,6 +111,7 @@ def main() -> int:
     )
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--max-seconds", type=float, default=300)
+    parser.add_argument("--server-arg", action="append", default=[], help="extra `serve` argument")
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
@@ -129,6 +130,7 @@ def main() -> int:
                 "0",  # one session starts them all
                 "--max-waiting-jobs",
                 "0",  # and all wait at once
+                *args.server_arg,
             ],
             stdout=subprocess.DEVNULL,
         )

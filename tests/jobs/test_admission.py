@@ -8,6 +8,7 @@ which jobs are running, never on time.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -186,9 +187,10 @@ def test_the_limit_is_at_least_one() -> None:
     assert server.job_runner().max_running >= 2, "the default leaves room for more than one job"
 
 
-def test_the_server_takes_the_limit_and_defaults_to_twice_the_cores() -> None:
+def test_the_server_takes_the_limit_and_defaults_to_eight_per_core() -> None:
     assert Server("limited", max_running_jobs=3).job_runner().max_running == 3
     assert Server("default").job_runner().max_running == default_max_running_jobs()
+    assert default_max_running_jobs() == 8 * (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="at least one job"):
         Server("none", max_running_jobs=0).job_runner()
 

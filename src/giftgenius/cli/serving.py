@@ -91,7 +91,7 @@ def serve(
         typer.Option(
             min=1,
             help="Run at most this many jobs at once; later ones wait, pending, in order. "
-            "Default: twice the CPU cores.",
+            "Default: eight per CPU core.",
         ),
     ] = None,
     job_lease: Annotated[
@@ -402,7 +402,7 @@ def worker(
     ] = None,
     max_running_jobs: Annotated[
         int | None,
-        typer.Option(min=1, help="Run at most this many jobs at once. Default: twice the CPU cores."),
+        typer.Option(min=1, help="Run at most this many jobs at once. Default: eight per CPU core."),
     ] = None,
     job_lease: Annotated[
         float,

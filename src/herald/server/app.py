@@ -97,7 +97,7 @@ class Server:
         #: How long a sealed requestState may be brought back, in seconds; and the clock it is read by.
         self.request_state_ttl = DEFAULT_REQUEST_STATE_TTL
         self.clock: Callable[[], float] = time.time
-        #: How many jobs run at once; later ones wait `pending` (None: twice the cores).
+        #: How many jobs run at once; later ones wait `pending` (None: eight per core).
         self.max_running_jobs = max_running_jobs
         #: How many jobs one client may have running or waiting at once: an authenticated
         #: subject, else a network address (every session and sessionless request from it),
