@@ -7,5 +7,6 @@ jobs and the store's error, never requests, connections or the `Server`.
 
 from herald.runtime.context import JobContext, JobFailure
 from herald.runtime.runner import JobRunner, ShuttingDown
+from herald.runtime.threads import LoopCall, Stopped, in_thread
 
-__all__ = ["JobContext", "JobFailure", "JobRunner", "ShuttingDown"]
+__all__ = ["JobContext", "JobFailure", "JobRunner", "LoopCall", "ShuttingDown", "Stopped", "in_thread"]
