@@ -30,6 +30,7 @@ from herald.runtime.runner import (
     JobFunction,
     JobRunner,
 )
+from herald.server.admission import Admission
 from herald.server.jobs import (
     JOB_EVENTS_EXTENSION,
     JOB_EVENTS_SETTINGS,
@@ -52,8 +53,6 @@ DEFAULT_MAX_JOBS_PER_OWNER = 16
 #: Jobs that may wait `pending` at once, from every client together: what a crowd of
 #: callers (or one with many addresses) can queue, and so store, before the server says no.
 DEFAULT_MAX_WAITING_JOBS = 256
-#: How an admission place held for a start still under way is named.
-_HELD = "held:"
 #: How long a 2026-07-28 requestState stays good: long enough for a person to answer.
 DEFAULT_REQUEST_STATE_TTL = 600.0
 ServerListener = NotificationListener
@@ -135,12 +134,8 @@ class Server:
         self._named_job_listeners: ListenersByKey[[JobRecord, JobEvent]] = ListenersByKey()
         #: owner -> its jobs that have not ended, as this process heard of them.
         self._open_jobs: dict[str, set[str]] = {}
-        #: Jobs waiting `pending`, as this process heard of them.
-        self._waiting_jobs: set[str] = set()
-        #: Who admission counts ("peer:ADDRESS", an owner) -> the jobs this process admitted
-        #: for them that have not ended, and places held for starts still under way.
-        self._admitted: dict[str, set[str]] = {}
-        self._admitted_as: dict[str, str] = {}
+        #: Who may start another job: counts per client and of waiting jobs.
+        self.admission = Admission()
         #: "tool:NAME", "resource:URI", "template:URI_TEMPLATE", "prompt:NAME" -> the OAuth scopes
         #: a caller needs for it, where the transport authenticates callers.
         self.scopes: dict[str, frozenset[str]] = {}
@@ -301,51 +296,8 @@ class Server:
         """How many jobs of `owner` this process has heard of that have not ended."""
         return len(self._open_jobs.get(owner, ()))
 
-    def waiting_jobs(self) -> int:
-        """How many jobs wait `pending`, as this process heard, plus starts under way here."""
-        held = sum(1 for key in self._admitted_as if key.startswith(_HELD))
-        return len(self._waiting_jobs) + held
-
-    def admitted_jobs(self, key: str) -> int:
-        """How many jobs this process admitted for `key` that have not ended (or are starting)."""
-        return len(self._admitted.get(key, ()))
-
-    def hold_admission(self, key: str) -> str:
-        """Count a start for `key` before it awaits anything: a burst of starts cannot all pass
-        the check at once. `admit` turns the place into the job; `release` gives it back."""
-        place = _HELD + secrets.token_hex(8)
-        self._admitted.setdefault(key, set()).add(place)
-        self._admitted_as[place] = key
-        return place
-
-    def admit(self, place: str, job_id: str) -> None:
-        """The held `place` is now `job_id`, counted until its job's ending is heard.
-
-        Called as soon as the job is created, before it is launched or queued: its ending
-        cannot have been heard yet.
-        """
-        key = self._admitted_as.pop(place)
-        self._admitted[key].discard(place)
-        self._admitted[key].add(job_id)
-        self._admitted_as[job_id] = key
-
-    def release(self, place: str) -> None:
-        """Stop counting `place` (a held place, or a job that ended)."""
-        key = self._admitted_as.pop(place, None)
-        if key is None:
-            return
-        admitted = self._admitted[key]
-        admitted.discard(place)
-        if not admitted:
-            del self._admitted[key]
-
     def _job_event(self, job: JobRecord, event: JobEvent) -> None:
-        if job.status == "pending":
-            self._waiting_jobs.add(job.job_id)
-        else:
-            self._waiting_jobs.discard(job.job_id)
-        if job.terminal:
-            self.release(job.job_id)
+        self.admission.heard(job)
         if job.owner:  # counted for `max_jobs_per_owner`, from the events every process hears
             if job.terminal:
                 open_jobs = self._open_jobs.get(job.owner)

@@ -33,6 +33,7 @@ from herald.protocol.cursor import decode_cursor, encode_cursor
 from herald.protocol.errors import InvalidParams
 from herald.runtime.context import RESULT_TEMPLATE, JobContext
 from herald.runtime.runner import JobRunner, ShuttingDown, created_job, launch_job
+from herald.server.admission import Admission
 from herald.server.context import Context
 from herald.server.principal import Principal, may_see
 from herald.server.registry import Registry, ToolSpec
@@ -50,22 +51,13 @@ class JobHost(Protocol):
     registry: Registry
     max_jobs_per_owner: int | None
     max_waiting_jobs: int | None
+    admission: Admission
 
     def job_service(self) -> JobService: ...
 
     def job_runner(self) -> JobRunner: ...
 
     def open_jobs(self, owner: str) -> int: ...
-
-    def waiting_jobs(self) -> int: ...
-
-    def admitted_jobs(self, key: str) -> int: ...
-
-    def hold_admission(self, key: str) -> str: ...
-
-    def admit(self, place: str, job_id: str) -> None: ...
-
-    def release(self, place: str) -> None: ...
 
 
 SCHEMAS_URI = "herald://schemas/job-events"
@@ -150,7 +142,7 @@ def job_tool(
         refusal = _refusal(server, context)
         if refusal is not None:
             return refusal
-        place = server.hold_admission(admission_key(context))
+        place = server.admission.hold(admission_key(context))
         try:
             job = await created_job(
                 service.create(
@@ -162,9 +154,9 @@ def job_tool(
                 )
             )
         except BaseException:
-            server.release(place)
+            server.admission.release(place)
             raise
-        server.admit(place, job.job_id)
+        server.admission.admit(place, job.job_id)
         if runner.takes_jobs:  # else a worker claims it from the store
             await launch_job(runner, job, function, values, job_context_name, context.job_log(job.job_id))
         return ToolResult(
@@ -214,7 +206,7 @@ def _refusal(server: JobHost, context: Context) -> ToolResult | None:
     load balancer, a client without a token may have the cap on each replica.
     """
     waiting_cap = server.max_waiting_jobs
-    if waiting_cap is not None and server.waiting_jobs() >= waiting_cap:
+    if waiting_cap is not None and server.admission.waiting() >= waiting_cap:
         return ToolResult(
             [
                 text(
@@ -228,7 +220,7 @@ def _refusal(server: JobHost, context: Context) -> ToolResult | None:
     if cap is None:
         return None
     key = admission_key(context)
-    counted = server.admitted_jobs(key)
+    counted = server.admission.admitted(key)
     if context.principal is not None or context.peer is None:
         counted = max(counted, server.open_jobs(context.owner or ""))
     if counted < cap:
