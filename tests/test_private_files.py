@@ -16,6 +16,8 @@ from mcp.client.stdio import stdio_client
 from herald.private_files import ensure_private_file
 from tests.servers import REPO
 
+pytestmark = pytest.mark.slow  # a server process under a permissive umask
+
 CSV = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\n"
 
 

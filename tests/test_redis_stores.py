@@ -20,6 +20,8 @@ from herald.stores.sessions import SessionStore
 from herald.testing import check_event_log, check_job_queue, check_job_store, check_session_store
 from tests.redis_server import redis_server, restartable_redis
 
+pytestmark = pytest.mark.slow  # a redis-server of its own
+
 _prefixes = itertools.count(1)
 
 

@@ -33,6 +33,8 @@ from tests.auth.issuer import Issuer, new_key
 from tests.messages import INITIALIZE, POST_HEADERS
 from tests.servers import REPO
 
+pytestmark = pytest.mark.slow  # a GiftGenius process and an authorization server per test
+
 TIMEOUT = 60.0
 USE, BULK = "giftgenius:use", "giftgenius:bulk"
 CSV = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\nBo,Ops,board games,60\n"

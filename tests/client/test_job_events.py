@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import httpx
+import pytest
 
 from herald.client import Client, JobEvent, JobEventTracker, connect_http, connect_stdio
 from tests.client.conftest import HttpServer, gate, validate
@@ -72,6 +73,7 @@ async def test_http_modern_follows_a_job_by_polling(http_server: HttpServer) -> 
         assert notified(client, job_id) == [], "no session, no stream: the events came from the store"
 
 
+@pytest.mark.slow
 async def test_stdio_handshake_and_modern(stdio_argv: list[str]) -> None:
     for modern in (False, True):
         async with asyncio.timeout(LIMIT), connect_stdio(stdio_argv, modern=modern) as client:
@@ -105,6 +107,7 @@ async def test_a_dropped_get_stream_resumes_without_loss_or_repeats(http_server:
         assert len(notified(client, job_id)) >= 3
 
 
+@pytest.mark.slow
 async def test_a_server_restart_mid_job_is_survived(http_server: HttpServer) -> None:
     async with asyncio.timeout(LIMIT), connect_http(http_server.url) as client:
         await client.stream_open.wait()
@@ -123,6 +126,7 @@ async def test_a_server_restart_mid_job_is_survived(http_server: HttpServer) -> 
         assert client.session_id != first_session, "a new session on the new server"
 
 
+@pytest.mark.slow
 async def test_a_killed_stdio_server_is_started_again(stdio_argv: list[str]) -> None:
     async with asyncio.timeout(LIMIT), connect_stdio(stdio_argv) as client:
         job_id = await start(client, "stuck", {})

@@ -14,6 +14,8 @@ import pytest
 from herald.client import ServerError, StdioClient, WireEvent, connect_http
 from tests.servers import giftgenius_http
 
+pytestmark = pytest.mark.slow  # server processes
+
 STDIO_SERVER = [sys.executable, str(Path(__file__).parents[1] / "transports" / "stdio_server.py"), "1000"]
 GIFTGENIUS = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet", "--store", "memory"]
 

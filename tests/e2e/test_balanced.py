@@ -41,6 +41,8 @@ from tests.interop.test_sdk_http import connect as sdk_connect
 from tests.redis_server import redis_server
 from tests.servers import GIFTGENIUS, REPO, Started, job_store, running_past, started
 
+pytestmark = pytest.mark.slow  # replicas behind haproxy, in real processes
+
 PEOPLE = 30_000
 #: The workers' lease: short, so takeover comes soon after the kill, yet longer than a busy
 #: worker's loop is held up by four analyses at once (a shorter one lapses under load, and

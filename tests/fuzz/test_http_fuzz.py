@@ -152,6 +152,7 @@ def test_any_bytes(served: Served, raw: bytes, headers: dict[str, str]) -> None:
 
 @FUZZ
 @given(headers=HEADERS, session=SESSIONS, method=st.sampled_from(["GET", "DELETE", "PUT", "PATCH"]))
+@pytest.mark.slow
 def test_any_get_or_delete(served: Served, headers: dict[str, str], session: str, method: str) -> None:
     sent = {"accept": "text/event-stream"} | headers
     if session == "live" and method != "DELETE":  # a DELETE would end the session the others use

@@ -25,6 +25,8 @@ from tests.fuzz.conftest import FUZZ
 from tests.fuzz.strategies import BODIES
 from tests.servers import REPO
 
+pytestmark = pytest.mark.slow  # a stdio server process under fuzzing
+
 SERVER = [sys.executable, "-m", "giftgenius", "serve", "--stdio", "--quiet", "--store", "memory"]
 WITHIN = 20.0
 LINES = st.lists(BODIES.map(lambda body: json.dumps(body).encode()) | st.binary(max_size=80), max_size=4)

@@ -425,6 +425,7 @@ async def test_checkpoint_can_stop_the_job() -> None:
     assert recorder.percents[-1] < 100.0
 
 
+@pytest.mark.slow
 async def test_ten_thousand_rows() -> None:
     checkpoints = 0
 
@@ -471,7 +472,7 @@ async def test_the_rows_are_worked_through_off_the_event_loop(monkeypatch: pytes
 
 async def test_reports_may_be_spaced_in_time_keeping_each_stage_and_the_end() -> None:
     recorder = Recorder()
-    await analyze(generated_csv(2_000), progress=recorder, catalog=CATALOG, report_every=3600)
+    await analyze(generated_csv(400), progress=recorder, catalog=CATALOG, report_every=3600)
     assert recorder.stages == ["parse", "extract", "match", "write"]
     assert [stage for _percent, stage in recorder.calls] == ["parse", "extract", "match", "write", "write"]
     assert recorder.percents[-1] == 100.0
@@ -574,6 +575,7 @@ def test_gifts_stay_within_each_budget(
     assert_progress_is_sound(recorder)
 
 
+@pytest.mark.slow
 async def test_a_resumed_run_reuses_the_saved_matches_and_ends_the_same(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

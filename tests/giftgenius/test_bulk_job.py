@@ -127,6 +127,7 @@ async def test_progress_tells_every_stage_and_ends_at_a_hundred(client: InMemory
     assert percentages[-1] == 100
 
 
+@pytest.mark.slow
 def test_bulk_command_writes_the_result(tmp_path: Path) -> None:
     source = tmp_path / "team.csv"
     source.write_text(GOOD)
@@ -144,6 +145,7 @@ def test_bulk_command_writes_the_result(tmp_path: Path) -> None:
     assert "1 row had a problem" in done.stderr
 
 
+@pytest.mark.slow
 def test_bulk_command_reports_a_failed_job(tmp_path: Path) -> None:
     source = tmp_path / "bad.csv"
     source.write_text("just some words\n")
@@ -164,6 +166,7 @@ def http_server(tmp_path: Path) -> Iterator[str]:
         yield served.url
 
 
+@pytest.mark.slow
 def test_ctrl_c_cancels_the_job(tmp_path: Path, http_server: str) -> None:
     source = tmp_path / "big.csv"
     source.write_text(employees(20_000, distinct=True))  # several seconds of work: time to cancel

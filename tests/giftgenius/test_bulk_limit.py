@@ -11,6 +11,8 @@ import pytest
 from tests.giftgenius.test_bulk_job import GOOD, employees
 from tests.servers import giftgenius_http
 
+pytestmark = pytest.mark.slow  # server processes
+
 LIMIT = 4 * 1024 * 1024
 
 

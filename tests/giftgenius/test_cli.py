@@ -16,6 +16,8 @@ import pytest
 from giftgenius.cli import parse_arguments
 from tests.messages import INITIALIZE
 
+pytestmark = pytest.mark.slow  # the command line, in processes of its own
+
 CALL = [sys.executable, "-m", "giftgenius", "call", "suggest_gifts"]
 ARGS = [
     "--arg",

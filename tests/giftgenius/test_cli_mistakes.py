@@ -22,6 +22,8 @@ from herald.testing import free_port
 from tests.giftgenius.commands import GIFTGENIUS, WIDE, run
 from tests.servers import ServedProcess, giftgenius_http
 
+pytestmark = pytest.mark.slow  # the command line, in processes of its own
+
 PEOPLE = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\n"
 
 

@@ -23,6 +23,8 @@ from tests.giftgenius.test_bulk_job import employees
 from tests.servers import ServedProcess, giftgenius_http, running_past
 from tests.stateless import structured
 
+pytestmark = pytest.mark.slow  # the command line against a server process
+
 ERAS = [pytest.param([], id="handshake"), pytest.param(["--modern"], id="2026-07-28")]
 #: Long enough that the kill lands mid-job, on two busy cores.
 PEOPLE = 30_000

@@ -12,6 +12,7 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -117,6 +118,7 @@ def _check_tool_error(result: dict[str, Any]) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(arguments=_arguments(), modern=st.booleans())
+@pytest.mark.slow
 def test_every_argument_gets_a_result_or_an_actionable_tool_error(
     arguments: dict[str, Any], modern: bool
 ) -> None:

@@ -24,6 +24,8 @@ from tests.redis_server import redis_server
 from tests.servers import giftgenius_http, running_past
 from tests.stateless import META, call_tool, headers_for, result, structured
 
+pytestmark = pytest.mark.slow  # two server processes on one store
+
 PEOPLE = 40_000  # long enough that the kill lands mid-job
 
 

@@ -184,6 +184,7 @@ async def test_a_listener_that_stops_reading_is_cut_off_and_loses_nothing() -> N
         assert [orjson.loads(item.data)["params"]["data"] for item in stored] == list(range(total))
 
 
+@pytest.mark.slow
 async def test_sigterm_stops_a_server_whose_streams_stay_open() -> None:
     """Open event streams never end by themselves; shutdown must not wait for them forever."""
     with giftgenius_http("memory", stderr=subprocess.PIPE) as served:

@@ -34,6 +34,8 @@ from herald.transports.http import HttpConfig
 from tests.http.conftest import HEADERS, INIT_PARAMS, EventReader
 from tests.redis_server import redis_server
 
+pytestmark = pytest.mark.slow  # replica processes on a shared store
+
 _prefixes = itertools.count()
 
 

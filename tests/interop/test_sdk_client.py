@@ -25,6 +25,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters, UriTemplate
 from mcp.types import TextContent, TextResourceContents
 
+pytestmark = pytest.mark.slow  # the official SDKs' clients against real server processes
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_COMMAND = [sys.executable, "-m", "giftgenius", "serve", "--stdio"]
 TIMEOUT_SECONDS = 30.0

@@ -41,6 +41,8 @@ from mcp.types import TextContent, TextResourceContents
 
 from tests.servers import stop
 
+pytestmark = pytest.mark.slow  # the official SDKs' clients against real server processes
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GIFTGENIUS = Path(sys.executable).with_name("giftgenius")
 TIMEOUT_SECONDS = 30.0

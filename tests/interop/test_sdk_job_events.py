@@ -39,6 +39,8 @@ from herald.jobs.events import JobEvent
 from herald.sdk import JobEvents
 from tests.servers import REPO, ServedProcess, giftgenius_http
 
+pytestmark = pytest.mark.slow  # the official SDKs' clients against real server processes
+
 TIMEOUT_SECONDS = 30.0
 CSV = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\n"
 HANDSHAKE_VERSION = "2025-11-25"

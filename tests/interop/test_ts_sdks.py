@@ -30,6 +30,8 @@ import pytest
 from giftgenius.catalog import load_catalog
 from tests.servers import ServedProcess, giftgenius_http
 
+pytestmark = pytest.mark.slow  # the official SDKs' clients against real server processes
+
 TS_DIR = Path(__file__).with_name("ts")
 #: Each script ends itself after 90 s; this bounds a node that would not even start.
 RUN_TIMEOUT_SECONDS = 120

@@ -93,6 +93,7 @@ async def ended_on(server: Server, job_id: str) -> JobRecord:
         stop()
 
 
+@pytest.mark.slow
 async def test_a_flushed_redis_gets_its_workers_group_back() -> None:
     with redis_server() as url:
         replica = counting_server(RedisJobStore.from_url(url), takes_jobs=False)

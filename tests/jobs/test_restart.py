@@ -18,10 +18,13 @@ from typing import Any
 
 import jsonschema_rs
 import orjson
+import pytest
 
 from herald.jobs.events import all_schemas
 from herald.testing import free_port, wait_until_listening
 from tests.stateless import call_tool, result, structured
+
+pytestmark = pytest.mark.slow  # server processes stopped and started again
 
 SERVER = '''
 import asyncio, sys

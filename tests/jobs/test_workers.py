@@ -27,6 +27,8 @@ from herald.stores.sqlite import SqliteJobStore
 from herald.testing import InMemoryClient, connect
 from tests.redis_server import redis_server
 
+pytestmark = pytest.mark.slow  # worker processes on a shared store
+
 StoreFactory = Callable[[], JobStore]
 
 

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
+
+pytestmark = pytest.mark.slow  # stdio servers in processes of their own
 
 SERVER = [sys.executable, str(Path(__file__).with_name("stdio_server.py"))]
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}

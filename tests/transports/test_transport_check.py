@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from herald.protocol.messages import JSONObject
 from herald.protocol.sse import SSEDecoder
@@ -15,6 +16,8 @@ from herald.testing import InMemoryClient
 from herald.testing.http import serve_http
 from herald.testing.transport_check import WAIT_SECONDS, check_server, check_transport
 from herald.transports.http import HttpConfig
+
+pytestmark = pytest.mark.slow  # server processes
 
 INITIALIZE: JSONObject = {
     "jsonrpc": "2.0",

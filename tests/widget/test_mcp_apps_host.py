@@ -20,6 +20,8 @@ from playwright.sync_api import Page, expect
 
 from tests.widget.support import Console, HostPage, StaticServer, employees_csv, gift_server, people
 
+pytestmark = pytest.mark.slow  # a real browser (chromium) and the test host
+
 SUGGEST = {"occasion": "birthday", "budget": 60, "recipient": "loves cooking, coffee and hiking", "count": 5}
 BULK_PEOPLE = 2_000
 #: Big enough that the job is still running when Cancel is clicked (100,000 rows take ~10 s).

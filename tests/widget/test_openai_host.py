@@ -16,6 +16,8 @@ from playwright.sync_api import Page, expect
 
 from tests.widget.support import Console, GiftServer, OpenAIPage, StaticServer, employees_csv
 
+pytestmark = pytest.mark.slow  # a real browser (chromium) and the test host
+
 SUGGEST = {"occasion": "wedding", "budget": 80, "recipient": "a couple who love tea, wine and gardening"}
 
 

@@ -18,6 +18,8 @@ from herald.wire.writer import MessageLog
 from tests.servers import REPO
 from tests.wire.recording import HERALD, peak_resident
 
+pytestmark = pytest.mark.slow  # the herald command, in processes of its own
+
 
 def herald(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

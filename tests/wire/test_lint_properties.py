@@ -12,6 +12,7 @@ import io
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,7 @@ def read_all(lines: list[bytes]) -> list[Finding]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(RECORDS, max_size=25))
+@pytest.mark.slow
 def test_any_records_give_findings_never_an_exception(records: list[dict[str, Any]]) -> None:
     read_all([orjson.dumps(record) + b"\n" for record in records])
 

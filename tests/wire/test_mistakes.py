@@ -20,6 +20,8 @@ from tests.wire.recording import (
     valid_records,
 )
 
+pytestmark = pytest.mark.slow  # the recorders between real processes
+
 CASES = [None, *sorted(EXPECTED)]
 
 

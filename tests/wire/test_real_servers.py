@@ -29,6 +29,8 @@ from herald.testing import free_port
 from tests.servers import REPO, listening
 from tests.wire.recording import HERALD, recorded_http, valid_records
 
+pytestmark = pytest.mark.slow  # real server processes, recorded
+
 TIMEOUT = 60.0
 OTHER_SERVERS = Path(__file__).with_name("other_servers.py")
 GIFTGENIUS = [sys.executable, "-m", "giftgenius", "serve", "--quiet", "--store", "memory"]

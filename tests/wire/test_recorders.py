@@ -17,12 +17,15 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from herald.lint import Finding, lint_file
 from tests.client.conftest import HttpServer, gate, http_server
 from tests.messages import INITIALIZE, POST_HEADERS
 from tests.servers import REPO
 from tests.wire.recording import HERALD, LIMIT, recorded_http, valid_records
+
+pytestmark = pytest.mark.slow  # the recorders between real processes
 
 __all__ = ["http_server"]  # the fixture, shared with the client tests
 
