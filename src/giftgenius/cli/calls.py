@@ -13,10 +13,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
-import orjson
 import typer
 
 from giftgenius.cli.connecting import connected
+from giftgenius.cli.flags import ArgOption, JsonOption, ModernOption, UrlOption, WireOption, print_json
+from giftgenius.cli.jobs import Whereabouts, follow, say_ending
 from giftgenius.cli.options import parse_arguments, parse_strings
 from giftgenius.cli.problems import UserError, refused
 
@@ -29,19 +30,6 @@ if TYPE_CHECKING:
 WirePrinter = Callable[["WireEvent"], None]
 #: JSON-RPC's "method not found": what a server without tools answers to tools/list.
 METHOD_NOT_FOUND = -32601
-
-UrlOption = Annotated[
-    str | None,
-    typer.Option(help="A running server, e.g. http://127.0.0.1:8000/mcp. Default: start a private one."),
-]
-ArgOption = Annotated[
-    list[str] | None, typer.Option("--arg", "-a", help="An argument as NAME=VALUE; repeat it.")
-]
-ModernOption = Annotated[
-    bool, typer.Option("--modern", help="Use the stateless 2026-07-28 era, no handshake.")
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the raw result as JSON.")]
-WireOption = Annotated[bool, typer.Option("--show-wire", help="Print every raw JSON-RPC message.")]
 
 
 def call(
@@ -91,8 +79,6 @@ async def _see_through(client: Client, job_id: str) -> str:
     With `--url` the job outlives the command instead, and `giftgenius job` follows it.
     """
     from rich.console import Console
-
-    from giftgenius.cli.jobs import Whereabouts, follow, say_ending
 
     console = Console(stderr=True)
     console.print(
@@ -236,11 +222,6 @@ def _wire(show: bool) -> WirePrinter | None:
             console.print(event.data.decode(errors="replace"), markup=False, highlight=False)
 
     return print_frame
-
-
-def print_json(console: Console, document: Any) -> None:
-    """A JSON document, indented and highlighted, as `--json` prints every result."""
-    console.print_json(orjson.dumps(document).decode())
 
 
 def print_content(console: Console, result: dict[str, Any], *, as_json: bool) -> None:

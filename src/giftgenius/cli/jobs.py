@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from giftgenius.cli.calls import JsonOption, ModernOption, UrlOption, print_json
 from giftgenius.cli.connecting import SPAWNED, SPAWNED_SERVER, connected
+from giftgenius.cli.flags import JsonOption, ModernOption, UrlOption, print_json
 from giftgenius.cli.options import DEFAULT_MAX_BYTES, DEFAULT_URL, readable_file, result_files
 from giftgenius.cli.problems import UserError
 
