@@ -14,6 +14,7 @@ from herald.protocol.versions import Era
 from herald.runtime import JobContext
 from herald.server.handlers import listen
 from herald.server.jobs import JOB_EVENTS_FILTER
+from herald.server.outbox import Outbox
 from herald.server.scope import RequestScope
 from herald.server.subscriptions import Subscription
 from tests.calls import calls_into
@@ -83,7 +84,7 @@ async def test_a_listen_stops_hearing_when_it_ends() -> None:
     assert job.job_id not in server._named_job_listeners, "the index forgets a job nobody follows"
 
 
-class Sent(list[Notification]):
+class Sent(list[Notification], Outbox):
     """An outbox that keeps what it is sent."""
 
     def send(self, message: Outgoing) -> None:

@@ -37,7 +37,6 @@ from herald.protocol.connection import (
 from herald.protocol.messages import ErrorResponse, Message, Notification, RequestId, Response
 from herald.server.dispatch import respond
 from herald.server.inputs import ClientRequester
-from herald.server.job_notifications import job_notifications
 from herald.server.outbox import Outbox
 from herald.server.principal import Principal
 from herald.server.scope import RequestScope
@@ -261,7 +260,7 @@ class Connection:
                 received,
                 outbox,
                 requester=self.requester(outbox),
-                close_stream=getattr(outbox, "close_stream", None),
+                close_stream=outbox.stream_closer(),
                 owner=self.owner_id,
                 principal=principal,
                 peer=self.peer,
@@ -272,9 +271,7 @@ class Connection:
         except asyncio.CancelledError:
             # Cancelled by the client, or by shutdown: JSON-RPC sends no reply, but an outbox
             # that is one HTTP exchange must still learn that this request is over.
-            ended = getattr(outbox, "request_ended", None)
-            if ended is not None:
-                ended(request_id)
+            outbox.request_ended(request_id)
             return None
         finally:
             self.protocol.request_finished(request_id)
@@ -326,14 +323,7 @@ class Connection:
         """Events of jobs started here (the server tells no others), after `initialized` only."""
         if not self.protocol.may_notify:
             return
-        send_job_event = getattr(self.outbox, "send_job_event", None)
-        if send_job_event is not None:
-            # An HTTP session's GET stream logs a reference to the event, not its bytes, and
-            # renders it (with its progress mirror) through `job_notifications` as it sends it.
-            send_job_event(event, job.progress_token)
-            return
-        for notification in job_notifications(event, job.progress_token):
-            self.outbox.send(notification)
+        self.outbox.send_job_event(event, job.progress_token)
 
     # -- shutdown ----------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from herald.protocol.versions import (
 )
 from herald.server.app import Server
 from herald.server.connection import Connection
+from herald.server.outbox import Outbox
 from herald.stores.conformance import check_event_log, check_job_queue, check_job_store, check_session_store
 from herald.testing.transport_check import WireSession, check_server, check_transport
 
@@ -66,7 +67,7 @@ class RPCError(Exception):
         self.data: Any = error.get("data")
 
 
-class _Pipe:
+class _Pipe(Outbox):
     """The server's outbox: every message is encoded to bytes and decoded for the client."""
 
     def __init__(self, client: InMemoryClient):

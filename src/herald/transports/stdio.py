@@ -33,6 +33,7 @@ from herald.protocol.codec import (
 from herald.protocol.messages import RequestId
 from herald.server.app import Server
 from herald.server.connection import Connection
+from herald.server.outbox import Outbox
 from herald.transports.intake import HIGH_WATER, Intake
 from herald.transports.lines import LineSplitter
 from herald.transports.pipes import Reader, open_reader, open_writer, write_all
@@ -45,7 +46,7 @@ FLUSH_BYTES = 64 * 1024
 SIGNALLED_DRAIN_SECONDS = 5.0
 
 
-class StdoutOutbox:
+class StdoutOutbox(Outbox):
     """Coalescing writer over an asyncio write transport (or a plain file descriptor).
 
     Messages are encoded as they are sent into one buffer, which is written once per

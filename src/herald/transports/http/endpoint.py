@@ -34,6 +34,7 @@ from herald.protocol.messages import ErrorResponse, Message, Request, RequestId
 from herald.protocol.sse import encode_comment, encode_event
 from herald.server.app import Server
 from herald.server.connection import Connection
+from herald.server.outbox import Outbox
 from herald.server.principal import Principal
 from herald.stores.errors import StoreError, StoreUnavailable
 from herald.stores.eventlog import EventLog
@@ -412,7 +413,7 @@ class MCPEndpoint:
                 self.gate.require(principal, self.server.required_scopes(message.method, message.params))
 
 
-class Collected:
+class Collected(Outbox):
     """An outbox that keeps what it is sent (for `initialize`, answered on the spot)."""
 
     def __init__(self) -> None:

@@ -27,6 +27,7 @@ from herald.jobs.events import JobEvent
 from herald.protocol.codec import Outgoing, encode
 from herald.protocol.messages import ErrorResponse, RequestId, Response
 from herald.protocol.sse import encode_event
+from herald.server.outbox import Outbox
 from herald.stores.errors import OutageLog, StoreError
 from herald.stores.eventlog import EventLog, StoredEvent
 from herald.transports.http.job_frames import JobEvents, JobFrame, job_event_frame, read_job_events
@@ -134,7 +135,7 @@ async def stored_frames(stored: list[StoredEvent], stream: str, jobs: JobEvents 
     return b"".join(frames)
 
 
-class DurableStream:
+class DurableStream(Outbox):
     """Messages in, persisted SSE frames out to whoever is attached right now."""
 
     def __init__(
@@ -401,6 +402,9 @@ class DurableStream:
                 await self._pump
 
     # -- listening ----------------------------------------------------------------------------------
+
+    def stream_closer(self) -> Callable[[], None]:
+        return self.close_stream
 
     def close_stream(self) -> None:
         """End the live HTTP response after what was sent so far (SEP-1699).
