@@ -16,17 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from herald.jobs.events import TERMINAL_KINDS, JobEvent
+from herald.jobs.events import INPUT_OF_KIND, TERMINAL_KINDS, JobEvent
 from herald.jobs.machine import IllegalTransition, JobInput, JobState, Outcome, apply
-
-#: The machine input each event kind stands for; `created` is the job's birth, not an input.
-_INPUTS = {
-    "started": JobInput.START,
-    "progress": JobInput.PROGRESS,
-    "completed": JobInput.COMPLETE,
-    "failed": JobInput.FAIL,
-    "cancelled": JobInput.CANCEL,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +101,7 @@ class JobEventTracker:
             return f"the job already ended {self.status}; {event.kind} cannot follow"
         if event.kind == "created":
             return None if event.sequence == 1 else "a job is created only once, as its first event"
-        job_input = _INPUTS.get(event.kind)
+        job_input = INPUT_OF_KIND.get(event.kind)
         if job_input is None:
             return f"unknown event kind {event.kind!r}"
         percentage = event.payload.get("percentage") if job_input is JobInput.PROGRESS else None

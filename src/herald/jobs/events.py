@@ -8,12 +8,35 @@ every type is published by the server, and the tests validate what they see agai
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-KINDS: Final = ("created", "started", "progress", "completed", "failed", "cancelled")
-TERMINAL_KINDS: Final = frozenset({"completed", "failed", "cancelled"})
+from herald.jobs.machine import JobInput
+
+
+class EventKind(enum.StrEnum):
+    """What an event says happened; a `StrEnum`, so each kind is also its wire string."""
+
+    CREATED = "created"
+    STARTED = "started"
+    PROGRESS = "progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+KINDS: Final = tuple(kind.value for kind in EventKind)
+TERMINAL_KINDS: Final = frozenset({EventKind.COMPLETED, EventKind.FAILED, EventKind.CANCELLED})
+#: The state machine's input each kind of event is; `created` is a job's birth, not an input.
+INPUT_OF_KIND: Final[dict[str, JobInput]] = {
+    EventKind.STARTED: JobInput.START,
+    EventKind.PROGRESS: JobInput.PROGRESS,
+    EventKind.COMPLETED: JobInput.COMPLETE,
+    EventKind.FAILED: JobInput.FAIL,
+    EventKind.CANCELLED: JobInput.CANCEL,
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Final
 
 
-class JobStatus(enum.Enum):
+class JobStatus(enum.StrEnum):
+    """Where a job is; a `StrEnum`, so each status is also its stored and wire string."""
+
     PENDING = "pending"
     RUNNING = "running"
     COMPLETED = "completed"

@@ -15,8 +15,8 @@ from typing import Any, Final
 import jsonschema_rs
 import orjson
 
-from herald.jobs.events import all_schemas
-from herald.jobs.machine import IllegalTransition, JobInput, JobState, JobStatus, apply
+from herald.jobs.events import INPUT_OF_KIND, all_schemas
+from herald.jobs.machine import IllegalTransition, JobState, JobStatus, apply
 from herald.lint.bounded import Recent
 
 PREFIX: Final = "notifications/job/"
@@ -24,13 +24,6 @@ PREFIX: Final = "notifications/job/"
 JOBS_FOLLOWED: Final = 16_384
 EVENTS_REMEMBERED: Final = 4096
 
-_INPUTS: Final = {
-    "started": JobInput.START,
-    "progress": JobInput.PROGRESS,
-    "completed": JobInput.COMPLETE,
-    "failed": JobInput.FAIL,
-    "cancelled": JobInput.CANCEL,
-}
 _REQUIRED: Final = ("eventId", "jobId", "timestamp", "type")
 
 Report = Callable[[str, str], None]
@@ -102,7 +95,7 @@ class JobEventRules:
             )
             return
         try:
-            _, state = apply(state, _INPUTS[kind], percentage, params.get("stage"))
+            _, state = apply(state, INPUT_OF_KIND[kind], percentage, params.get("stage"))
         except IllegalTransition as illegal:
             report("jobs/illegal-transition", f"job {job_id}, event {event_id}: {illegal}")
             return

@@ -47,8 +47,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
-from herald.jobs.events import JobEvent
-from herald.jobs.machine import TRANSITIONS, IllegalTransition, JobInput, Outcome
+from herald.jobs.events import INPUT_OF_KIND, JobEvent
+from herald.jobs.machine import TRANSITIONS, IllegalTransition, Outcome
 from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import Hear, JobChanged, QueueEntry, Subscribed
 from herald.stores.errors import JobMissing, StoreError
@@ -63,15 +63,6 @@ Chain = list[tuple[JobRecord, JobEvent]]
 
 #: The consumer group of the workers that read the job queue.
 QUEUE_GROUP: Final = "workers"
-
-#: The input an event of each kind is, for the transition table.
-INPUT_OF_KIND: Final = {
-    "started": JobInput.START,
-    "progress": JobInput.PROGRESS,
-    "completed": JobInput.COMPLETE,
-    "failed": JobInput.FAIL,
-    "cancelled": JobInput.CANCEL,
-}
 
 
 def transition_table_lua() -> str:
