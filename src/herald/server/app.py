@@ -29,6 +29,7 @@ from herald.runtime.runner import (
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
     JobFunction,
     JobRunner,
+    default_max_running_jobs,
 )
 from herald.server.admission import Admission
 from herald.server.jobs import (
@@ -96,24 +97,20 @@ class Server:
         #: How long a sealed requestState may be brought back, in seconds; and the clock it is read by.
         self.request_state_ttl = DEFAULT_REQUEST_STATE_TTL
         self.clock: Callable[[], float] = time.time
-        #: How many jobs run at once; later ones wait `pending` (None: eight per core).
-        self.max_running_jobs = max_running_jobs
+        self._job_runner: JobRunner | None = None
+        self._max_running_jobs = max_running_jobs
         #: How many jobs one client may have running or waiting at once: an authenticated
         #: subject, else a network address (every session and sessionless request from it),
         #: else a session; one more is refused with a result that says so (None: no cap).
         self.max_jobs_per_owner: int | None = max_jobs_per_owner
         #: How many jobs may wait `pending` at once, all clients together (None: no bound).
         self.max_waiting_jobs: int | None = max_waiting_jobs
-        #: How long this process holds its jobs without renewing its lease (see `JobRunner`).
-        self.job_lease_seconds = job_lease_seconds
-        #: How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl).
-        self.job_retention_seconds = job_retention_seconds
+        self._job_lease_seconds = job_lease_seconds
+        self._job_retention_seconds = job_retention_seconds
         #: How long a clean shutdown lets jobs that cannot be handed on (not resumable) finish
         #: before it fails them `interrupted`; read when the server stops.
         self.job_shutdown_grace_seconds = job_shutdown_grace_seconds
-        #: False for a replica that only serves: its job tools queue jobs, and workers (the
-        #: processes with `takes_jobs`, `giftgenius worker`) run them.
-        self.takes_jobs = takes_jobs
+        self._takes_jobs = takes_jobs
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
         #: Also told each notification this process sends, to pass it to the other replicas.
@@ -124,7 +121,6 @@ class Server:
         self.registry.on_change(self._list_changed)
         self._job_store: JobStore | None = None
         self._job_service: JobService | None = None
-        self._job_runner: JobRunner | None = None
         #: What runs each job tool's jobs, for workers that take them from the store.
         self._job_functions: dict[str, JobFunction] = {}
         self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
@@ -226,6 +222,56 @@ class Server:
 
     # -- jobs ----------------------------------------------------------------------------------
 
+    # The job knobs: each takes effect at once, or refuses a change it could not honour.
+
+    @property
+    def max_running_jobs(self) -> int | None:
+        """How many jobs run at once; later ones wait `pending` (None: eight per core)."""
+        return self._max_running_jobs if self._job_runner is None else self._job_runner.max_running
+
+    @max_running_jobs.setter
+    def max_running_jobs(self, limit: int | None) -> None:
+        if self._job_runner is not None:
+            self._job_runner.max_running = default_max_running_jobs() if limit is None else limit
+        self._max_running_jobs = limit
+
+    @property
+    def job_retention_seconds(self) -> float:
+        """How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl)."""
+        return self._job_retention_seconds
+
+    @job_retention_seconds.setter
+    def job_retention_seconds(self, seconds: float) -> None:
+        if self._job_runner is not None:
+            self._job_runner.retention_seconds = seconds
+        self._job_retention_seconds = seconds
+
+    @property
+    def job_lease_seconds(self) -> float:
+        """How long this process holds its jobs without renewing its lease (see `JobRunner`)."""
+        return self._job_lease_seconds
+
+    @job_lease_seconds.setter
+    def job_lease_seconds(self, seconds: float) -> None:
+        self._before_jobs("the job lease")
+        self._job_lease_seconds = seconds
+
+    @property
+    def takes_jobs(self) -> bool:
+        """False for a replica that only serves: its job tools queue jobs, and workers (the
+        processes with `takes_jobs`, `giftgenius worker`) run them."""
+        return self._takes_jobs
+
+    @takes_jobs.setter
+    def takes_jobs(self, takes: bool) -> None:
+        self._before_jobs("whether this server runs jobs")
+        self._takes_jobs = takes
+
+    def _before_jobs(self, what: str) -> None:
+        """A knob the job runner reads once: changing it later would be silently ignored."""
+        if self._job_runner is not None:
+            raise RuntimeError(f"choose {what} before the server starts jobs")
+
     def use_job_store(self, store: JobStore) -> None:
         """Keep jobs, their events and results in `store` (the default is in memory)."""
         if self._job_service is not None:
@@ -242,10 +288,10 @@ class Server:
         if self._job_runner is None:
             self._job_runner = JobRunner(
                 self.job_service(),
-                max_running=self.max_running_jobs,
-                lease_seconds=self.job_lease_seconds,
-                retention_seconds=self.job_retention_seconds,
-                takes_jobs=self.takes_jobs,
+                max_running=self._max_running_jobs,
+                lease_seconds=self._job_lease_seconds,
+                retention_seconds=self._job_retention_seconds,
+                takes_jobs=self._takes_jobs,
             )
             self._job_runner.functions = self._job_functions
         return self._job_runner
