@@ -2,9 +2,10 @@
 
 A start counts against who made it (`herald.server.jobs.admission_key`: a principal, else
 a network address, else a session) and, while it waits, against every start together.
-The counts are this process's view, kept from the job events it hears: with a shared
-store that is every replica's events, though a job open when this process started counts
-from its next event.
+The counts are this process's view. The jobs of an owner and the waiting jobs are kept
+from the job events it hears: with a shared store that is every replica's events, though
+a job open when this process started counts from its next event. The jobs of a key are
+the ones this process admitted.
 
 A start holds its place synchronously, before it awaits the store, so a burst of starts
 cannot all pass the check together; `admit` turns the place into the job, `release`
@@ -28,6 +29,8 @@ class Admission:
     def __init__(self) -> None:
         #: Jobs waiting `pending`, as this process heard of them.
         self._waiting: set[str] = set()
+        #: Owner -> its jobs that have not ended, as this process heard of them.
+        self._open: dict[str, set[str]] = {}
         #: Admission key -> the jobs admitted for it that have not ended, and held places.
         self._admitted: dict[str, set[str]] = {}
         #: Job id or held place -> its admission key.
@@ -38,6 +41,10 @@ class Admission:
     def waiting(self) -> int:
         """Jobs waiting `pending`, plus starts under way here."""
         return len(self._waiting) + self._held
+
+    def open_of(self, owner: str) -> int:
+        """Jobs of `owner` this process has heard of that have not ended."""
+        return len(self._open.get(owner, ()))
 
     def admitted(self, key: str) -> int:
         """Jobs admitted for `key` here that have not ended, or are being started."""
@@ -83,3 +90,11 @@ class Admission:
             self._waiting.discard(job.job_id)
         if job.terminal:
             self.release(job.job_id)
+        if not job.owner:
+            return
+        if not job.terminal:
+            self._open.setdefault(job.owner, set()).add(job.job_id)
+        elif (open_jobs := self._open.get(job.owner)) is not None:
+            open_jobs.discard(job.job_id)
+            if not open_jobs:
+                del self._open[job.owner]

@@ -128,8 +128,6 @@ class Server:
         #: one job (listens that name it, `tasks/*` waiting for it).
         self._owned_job_listeners: ListenersByKey[[JobRecord, JobEvent]] = ListenersByKey()
         self._named_job_listeners: ListenersByKey[[JobRecord, JobEvent]] = ListenersByKey()
-        #: owner -> its jobs that have not ended, as this process heard of them.
-        self._open_jobs: dict[str, set[str]] = {}
         #: Who may start another job: counts per client and of waiting jobs.
         self.admission = Admission()
         #: "tool:NAME", "resource:URI", "template:URI_TEMPLATE", "prompt:NAME" -> the OAuth scopes
@@ -338,21 +336,8 @@ class Server:
             return self._named_job_listeners.add(job_id, listener)
         return self._job_listeners.add(listener)
 
-    def open_jobs(self, owner: str) -> int:
-        """How many jobs of `owner` this process has heard of that have not ended."""
-        return len(self._open_jobs.get(owner, ()))
-
     def _job_event(self, job: JobRecord, event: JobEvent) -> None:
         self.admission.heard(job)
-        if job.owner:  # counted for `max_jobs_per_owner`, from the events every process hears
-            if job.terminal:
-                open_jobs = self._open_jobs.get(job.owner)
-                if open_jobs is not None:
-                    open_jobs.discard(job.job_id)
-                    if not open_jobs:
-                        del self._open_jobs[job.owner]
-            else:
-                self._open_jobs.setdefault(job.owner, set()).add(job.job_id)
         self._job_listeners.tell(job, event)
         if job.owner is not None:
             self._owned_job_listeners.tell(job.owner, job, event)

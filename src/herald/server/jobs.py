@@ -57,8 +57,6 @@ class JobHost(Protocol):
 
     def job_runner(self) -> JobRunner: ...
 
-    def open_jobs(self, owner: str) -> int: ...
-
 
 SCHEMAS_URI = "herald://schemas/job-events"
 #: The extension a server with jobs declares, and the `subscriptions/listen` filter key
@@ -201,7 +199,7 @@ def _refusal(server: JobHost, context: Context) -> ToolResult | None:
 
     The per-client count is the larger of the jobs this process admitted for the client and,
     for an owner (a principal or a session), the jobs of that owner every process has told
-    of (`Server.open_jobs`: with a shared store, every replica's; a job open when this process
+    of (`Admission.open_of`: with a shared store, every replica's; a job open when this process
     started counts from its next event). A network address is counted per process: behind a
     load balancer, a client without a token may have the cap on each replica.
     """
@@ -222,7 +220,7 @@ def _refusal(server: JobHost, context: Context) -> ToolResult | None:
     key = admission_key(context)
     counted = server.admission.admitted(key)
     if context.principal is not None or context.peer is None:
-        counted = max(counted, server.open_jobs(context.owner or ""))
+        counted = max(counted, server.admission.open_of(context.owner or ""))
     if counted < cap:
         return None
     return ToolResult(
