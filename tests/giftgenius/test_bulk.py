@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -468,6 +469,16 @@ async def test_the_rows_are_worked_through_off_the_event_loop(monkeypatch: pytes
     assert row_threads, "the rows were parsed"
     assert loop_thread not in row_threads
     assert reported_on == {loop_thread}
+
+
+async def test_the_json_written_in_slices_is_the_whole_document() -> None:
+    """`to_json_bytes` serialises people a slice at a time: the bytes are `to_json`'s exactly,
+    across several slices, with rows that had problems."""
+    text = generated_csv(1_200) + "Nobody,,,\n"
+    result, _ = await run(text)
+    assert len(result.people) > 2 * 500, "more than two slices"
+    assert result.problems, "a problem row, after the people"
+    assert result.to_json_bytes() == orjson.dumps(result.to_json())
 
 
 async def test_reports_may_be_spaced_in_time_keeping_each_stage_and_the_end() -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -62,10 +61,8 @@ async def _awaited(function: Callable[..., Awaitable[T]], *args: Any) -> T:
 
 async def in_thread(work: Callable[[LoopCall], T]) -> T:
     """`work(call)` on a worker thread; cancelling this waits for it to stop (see module notes)."""
-    loop = asyncio.get_running_loop()
-    call = LoopCall(loop)
-    context = contextvars.copy_context()
-    running = loop.run_in_executor(None, context.run, work, call)
+    call = LoopCall(asyncio.get_running_loop())
+    running = asyncio.ensure_future(asyncio.to_thread(work, call))
     try:
         return await asyncio.shield(running)
     except asyncio.CancelledError:
