@@ -22,6 +22,7 @@ from playwright.sync_api import Browser, expect
 from tests.widget.support import (
     CSP_RECORDER,
     HOST_DIR,
+    JOB_TIMEOUT_MS,
     REPO,
     Console,
     GiftServer,
@@ -73,7 +74,9 @@ def shoot(browser: Browser, static: StaticServer, server: GiftServer, out: Path,
             # A host that caps the height (as chat hosts do): the results scroll inside the view.
             arguments = {"csv": employees_csv(120), "occasion": "holiday"}
             host.run("start_bulk_gift_analysis", arguments, theme=theme, max_height=1100)
-            expect(host.frame.locator("section.job")).to_have_attribute("data-status", "completed")
+            expect(host.frame.locator("section.job")).to_have_attribute(
+                "data-status", "completed", timeout=JOB_TIMEOUT_MS
+            )
             expect(host.frame.locator("section.job-results .person").first).to_be_visible()
         # The host sizes the iframe from the view's size-changed notifications: wait until it fits.
         page.wait_for_function(

@@ -49,6 +49,9 @@ CHROMIUM_ARGS: Final = [
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 #: One bound for every wait on the page; a healthy run needs a fraction of it.
 TIMEOUT_MS: Final = 20_000
+#: The bound for a bulk job to end. Its time is the analysis's, not the page's: thousands of
+#: rows take seconds alone, and tens of them under coverage on a busy two-core machine.
+JOB_TIMEOUT_MS: Final = 120_000
 
 Theme = Literal["light", "dark"]
 T = TypeVar("T")

@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.widget.support import Console, HostPage, StaticServer, employees_csv, gift_server, people
+from tests.widget.support import (
+    JOB_TIMEOUT_MS,
+    Console,
+    HostPage,
+    StaticServer,
+    employees_csv,
+    gift_server,
+    people,
+)
 
 pytestmark = pytest.mark.slow  # a real browser (chromium) and the test host
 
@@ -144,7 +152,7 @@ def test_bulk_job_rises_to_completion_and_pages_and_searches_the_results(host: H
     frame = host.frame
     job = frame.locator("section.job")
 
-    expect(job).to_have_attribute("data-status", "completed")
+    expect(job).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT_MS)
     bar = job.locator("[role=progressbar]")
     expect(bar).to_have_attribute("aria-valuenow", "100")
     history = host.valuenow_history()
@@ -323,14 +331,14 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
 def test_chaos_host_repeating_and_stale_events_change_nothing(host: HostPage) -> None:
     job_id, _ = start_job(host, employees_csv(BULK_PEOPLE), chaos=True)
     job = host.frame.locator("section.job")
-    expect(job).to_have_attribute("data-status", "completed")
+    expect(job).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT_MS)
     expect(host.frame.locator("section.job-results .results-count")).to_contain_text("of 2,000 people")
     # The answer that carried the terminal event also carried the stale ones; they were seen.
     injected = host.host("() => testHost.injected")
     assert injected["duplicates"] > 0
     assert len(injected["stale"]) >= 4
     expect(job.locator("[role=progressbar]")).to_have_attribute("aria-valuenow", "100")
-    expect(job).to_have_attribute("data-status", "completed")
+    expect(job).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT_MS)
     history = host.valuenow_history()
     assert history[-1] == 100
     assert non_decreasing(history), f"the bar went back: {history}"

@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.widget.support import Console, GiftServer, OpenAIPage, StaticServer, employees_csv
+from tests.widget.support import (
+    JOB_TIMEOUT_MS,
+    Console,
+    GiftServer,
+    OpenAIPage,
+    StaticServer,
+    employees_csv,
+)
 
 pytestmark = pytest.mark.slow  # a real browser (chromium) and the test host
 
@@ -69,7 +76,7 @@ def test_bulk_job_through_window_openai(
     arguments = {"csv": employees_csv(2_000), "occasion": "holiday"}
     widget = open_widget(page, console, static, server, tool="start_bulk_gift_analysis", arguments=arguments)
     job = page.locator("section.job")
-    expect(job).to_have_attribute("data-status", "completed")
+    expect(job).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT_MS)
     expect(job.locator("[role=progressbar]")).to_have_attribute("aria-valuenow", "100")
     results = page.locator("section.job-results")
     expect(results.locator(".results-count")).to_have_text(re.compile(r"Showing 1\D+25 of 2,000 people"))
@@ -112,7 +119,7 @@ def test_bulk_resumes_from_widget_state(
         widget_state=state,
     )
     job = page.locator(f"section.job[data-job-id='{job_id}']")
-    expect(job).to_have_attribute("data-status", "completed")
+    expect(job).to_have_attribute("data-status", "completed", timeout=JOB_TIMEOUT_MS)
     expect(page.locator("section.job-results .results-count")).to_contain_text("of 500 people")
     calls = widget.shim("() => openaiShim.calls")
     assert [call["name"] for call in calls].count("start_bulk_gift_analysis") == 0, "no second job"
