@@ -45,6 +45,19 @@ def build_server() -> Server:
         return f"done {count}"
 
     @server.tool
+    async def flood(gate: str, ctx: Context) -> str:
+        """Reports progress until cancelled, which it records: a stream that never ends by itself."""
+        step = 0
+        try:
+            while True:
+                step += 1
+                await ctx.report_progress(step)
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            event(CANCELLED, gate).set()
+            raise
+
+    @server.tool
     async def interrupted(ctx: Context) -> str:
         """Reports, closes its stream (SEP-1699), then finishes while nobody listens."""
         await ctx.report_progress(1, 2)

@@ -17,7 +17,16 @@ import pytest
 
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
-from tests.http.conftest import GATES, HEADERS, INIT_PARAMS, STARTED, Running, build_server, event
+from tests.http.conftest import (
+    CANCELLED,
+    GATES,
+    HEADERS,
+    INIT_PARAMS,
+    STARTED,
+    Running,
+    build_server,
+    event,
+)
 from tests.http.test_modern_http import body as modern_body
 from tests.http.test_modern_http import headers as modern_headers
 
@@ -208,10 +217,10 @@ async def test_a_client_that_stops_reading_is_dropped() -> None:
     """A client that takes nothing of a stream for `write_timeout` seconds is disconnected:
     the socket's buffer and the response waiting on it go, and its request is cancelled."""
     config = HttpConfig(write_timeout=0.5)
-    call = modern_body("tools/call", {"name": "steps", "arguments": {"count": 1_000_000}})
+    call = modern_body("tools/call", {"name": "flood", "arguments": {"gate": "unread"}})
     call["params"]["_meta"] = {**call["params"]["_meta"], "progressToken": 1}  # so it streams
     payload = orjson.dumps(call)
-    head = {**HEADERS, **modern_headers("tools/call", "steps"), "content-length": str(len(payload))}
+    head = {**HEADERS, **modern_headers("tools/call", "flood"), "content-length": str(len(payload))}
     async with serve_http(build_server(), config) as (url, _):
         host, port = address(url)
         head["host"] = f"{host}:{port}"
@@ -219,8 +228,9 @@ async def test_a_client_that_stops_reading_is_dropped() -> None:
         writer.write(b"POST /mcp HTTP/1.1\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in head.items()))
         writer.write(b"\r\n" + payload)
         await writer.drain()
-        await asyncio.sleep(4 * config.write_timeout)  # the client reads nothing meanwhile
         try:
+            async with asyncio.timeout(ANSWER_WITHIN):  # the client reads nothing meanwhile
+                await event(CANCELLED, "unread").wait()
             async with asyncio.timeout(ANSWER_WITHIN):  # the connection is gone: what is left ends
                 while await reader.read(1 << 16):  # what the kernel holds, then the end
                     pass
