@@ -41,7 +41,7 @@ async def one_job(service: JobService, events: int) -> None:
     for step in range(1, events + 1):
         await service.progress(job.job_id, 100 * step / events, "step")
     await service.complete(job.job_id, "herald://jobs/bench/result.json")
-    stored = await service.store.events_after(job.job_id)
+    stored = await service.reader.events_after(job.job_id)
     if [event.sequence for event in stored] != list(range(1, events + 4)):
         raise SystemExit(f"job_events: job {job.job_id} stored {len(stored)} events, not {events + 3}")
 

@@ -87,7 +87,7 @@ async def run(make_store: Callable[[], JobStore], jobs: int, burst: int) -> dict
         """Does nothing (the worker runs it)."""
         return {}
 
-    service = replica.job_service()
+    service = replica.jobs.service
     heard: dict[str, asyncio.Future[float]] = {}
 
     def hearing(job_id: str) -> asyncio.Future[float]:
@@ -99,14 +99,14 @@ async def run(make_store: Callable[[], JobStore], jobs: int, burst: int) -> dict
             waiting.set_result(time.perf_counter())
 
     service.subscribe(on_event)
-    await replica.start_jobs()
+    await replica.jobs.start_up()
     await asyncio.sleep(1.5)  # the worker has taken its lease and follows the store
 
     async def one() -> tuple[float, float]:
         created_at = time.perf_counter()
         job = await service.create("noop", {}, queued=True)
         heard_at = await asyncio.wait_for(hearing(job.job_id), 30)
-        events = await service.store.events_after(job.job_id, 0)
+        events = await service.reader.events_after(job.job_id, 0)
         started = next(event for event in events if event.kind == "started")
         return epoch_seconds(started.timestamp) - epoch_seconds(events[0].timestamp), heard_at - created_at
 
@@ -116,7 +116,7 @@ async def run(make_store: Callable[[], JobStore], jobs: int, burst: int) -> dict
         together = await asyncio.gather(*(one() for _ in range(burst)))
         print(f"  {burst} at once: done", file=sys.stderr)
     finally:
-        await replica.stop_jobs()
+        await replica.jobs.shut_down()
     return {
         "sequential": {
             "started": percentiles([s for s, _ in sequential]),

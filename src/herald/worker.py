@@ -18,14 +18,14 @@ from herald.server.app import Server
 
 async def serve_jobs(server: Server, stop: asyncio.Event, hurry: asyncio.Event | None = None) -> None:
     """Run the server's jobs until `stop` is set; `hurry` ends the shutdown grace early."""
-    await server.start_jobs()
+    await server.jobs.start_up()
     try:
         await stop.wait()
     finally:
         # Owned here: it ends with the shutdown it may cut short.
         watcher = asyncio.ensure_future(_end_grace_when(hurry, server)) if hurry is not None else None
         try:
-            await server.stop_jobs()
+            await server.jobs.shut_down()
         finally:
             if watcher is not None:
                 watcher.cancel()
@@ -34,7 +34,7 @@ async def serve_jobs(server: Server, stop: asyncio.Event, hurry: asyncio.Event |
 
 async def _end_grace_when(hurry: asyncio.Event, server: Server) -> None:
     await hurry.wait()
-    server.job_runner().end_grace()
+    server.jobs.end_grace()
 
 
 def run_worker(server: Server) -> None:

@@ -207,7 +207,7 @@ async def test_a_big_result_is_stored_in_a_fraction_of_its_size(tmp_path: Path) 
         job_id = (await client.call_tool("start_bulk_gift_analysis", {"csv": text}))["structuredContent"][
             "jobId"
         ]
-        await server.job_runner().wait_ended(job_id)
+        await server.jobs.runner.wait_ended(job_id)
         read = await client.request("resources/read", {"uri": f"herald://jobs/{job_id}/result.json"})
         stored = [await store.get_result(job_id, name) for name in ("result.json", "result.csv")]
     document = read["contents"][0]["text"]

@@ -189,7 +189,7 @@ async def test_a_job_event_is_stored_once_and_its_id_is_the_events_own(served: S
         for step in range(1, 6)
     ]
 
-    store = served.server.job_service().store
+    store = served.server.jobs.reader
     stored_events = [event.to_params() for event in await store.events_after(job_id)]
     assert stored_events == [
         message["params"] for _, message in live if "eventId" in message.get("params", {})

@@ -122,7 +122,7 @@ async def test_listen_is_never_a_firehose(running: Running) -> None:
             assert "io.herald/jobEvents" not in ack["params"]["notifications"]
             job_id = await _start_tally(running)
             event(GATES, "tally").set()
-            await running.server.job_runner().wait_ended(job_id)
+            await running.server.jobs.runner.wait_ended(job_id)
             running.server.resource("demo://late", mime_type="text/plain")(
                 lambda: "late"
             )  # a change it asked for

@@ -44,7 +44,7 @@ class Gated:
             await self.gates[n].wait()
             return {"n": n}
 
-        self.server.job_runner().max_running = limit
+        self.server.jobs.runner.max_running = limit
 
     async def start(self, client: InMemoryClient, count: int) -> list[str]:
         ids = []
@@ -56,7 +56,7 @@ class Gated:
         return ids
 
     async def statuses(self, ids: list[str]) -> list[str]:
-        service = self.server.job_service()
+        service = self.server.jobs.service
         return [(await service.get(job_id)).status for job_id in ids]
 
     async def until_started(self, n: int) -> None:
@@ -65,7 +65,7 @@ class Gated:
 
     @property
     def runner(self) -> JobRunner:
-        return self.server.job_runner()
+        return self.server.jobs.runner
 
 
 async def test_only_the_limit_runs_and_the_rest_start_in_creation_order() -> None:
@@ -107,7 +107,7 @@ async def test_a_queued_job_can_be_cancelled_and_never_starts() -> None:
         await gated.runner.wait_ended(ids[2])
         assert await gated.statuses(ids) == ["completed", "cancelled", "completed"]
         assert gated.order == [0, 2], "the cancelled job never ran"
-        kinds = [event.kind for event in await gated.server.job_service().store.events_after(ids[1])]
+        kinds = [event.kind for event in await gated.server.jobs.service.reader.events_after(ids[1])]
         assert kinds == ["created", "cancelled"]
 
 
@@ -134,13 +134,13 @@ async def test_shutdown_fails_queued_jobs_as_interrupted_like_running_ones() -> 
         ids = await gated.start(client, 3)
         await gated.until_started(0)
         await gated.runner.aclose()
-        service = gated.server.job_service()
+        service = gated.server.jobs.service
         for job_id in ids:
             job = await service.get(job_id)
             assert job.status == "failed"
             assert job.error is not None
             assert (job.error["code"], job.error["message"]) == ("interrupted", SHUTTING_DOWN)
-        kinds = [event.kind for event in await service.store.events_after(ids[2])]
+        kinds = [event.kind for event in await service.reader.events_after(ids[2])]
         assert kinds == ["created", "failed"], "a queued job never started"
         assert gated.order == [0]
         assert (gated.runner.running, gated.runner.queued) == (0, 0)
@@ -153,7 +153,7 @@ async def test_a_job_arriving_during_shutdown_is_refused_clearly() -> None:
         refused = await client.request_raw("tools/call", {"name": "gated", "arguments": {"n": 0}})
         assert refused["error"]["code"] == -32603
         assert "shutting down" in refused["error"]["message"]
-        assert await gated.server.job_service().store.unfinished() == [], "no job is left pending"
+        assert await gated.server.jobs.service.unfinished() == [], "no job is left pending"
 
 
 async def test_a_launch_after_shutdown_began_fails_the_job() -> None:
@@ -161,7 +161,7 @@ async def test_a_launch_after_shutdown_began_fails_the_job() -> None:
     gated = Gated(limit=1)
     async with connect(gated.server) as client:
         gated.gates[0], gated.started[0] = asyncio.Event(), asyncio.Event()
-        service = gated.server.job_service()
+        service = gated.server.jobs.service
         original = service.create
 
         async def create_then_shut_down(*args: Any, **kwargs: Any) -> Any:
@@ -172,7 +172,7 @@ async def test_a_launch_after_shutdown_began_fails_the_job() -> None:
         service.create = create_then_shut_down  # type: ignore[method-assign]  # the race, on cue
         refused = await client.request_raw("tools/call", {"name": "gated", "arguments": {"n": 0}})
         assert "shutting down" in refused["error"]["message"]
-        (job_id,) = await service.store.job_ids()
+        (job_id,) = await service.reader.job_ids()
         job = await service.get(job_id)
         assert job.status == "failed"
         assert job.error is not None
@@ -183,16 +183,16 @@ async def test_a_launch_after_shutdown_began_fails_the_job() -> None:
 def test_the_limit_is_at_least_one() -> None:
     server = Server("limits")
     with pytest.raises(ValueError, match="at least one"):
-        server.job_runner().max_running = 0
-    assert server.job_runner().max_running >= 2, "the default leaves room for more than one job"
+        server.jobs.runner.max_running = 0
+    assert server.jobs.runner.max_running >= 2, "the default leaves room for more than one job"
 
 
 def test_the_server_takes_the_limit_and_defaults_to_eight_per_core() -> None:
-    assert Server("limited", max_running_jobs=3).job_runner().max_running == 3
-    assert Server("default").job_runner().max_running == default_max_running_jobs()
+    assert Server("limited", max_running_jobs=3).jobs.runner.max_running == 3
+    assert Server("default").jobs.runner.max_running == default_max_running_jobs()
     assert default_max_running_jobs() == 8 * (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="at least one job"):
-        Server("none", max_running_jobs=0).job_runner()
+        _ = Server("none", max_running_jobs=0).jobs.runner
 
 
 async def test_one_client_may_have_only_so_many_jobs_at_once() -> None:
@@ -205,7 +205,7 @@ async def test_one_client_may_have_only_so_many_jobs_at_once() -> None:
         assert refused["isError"] is True
         assert "you have 2 jobs running or waiting" in refused["content"][0]["text"]
         assert "cancel_job" in refused["content"][0]["text"]
-        assert len(await gated.server.job_service().store.unfinished()) == 2, "nothing was created"
+        assert len(await gated.server.jobs.service.unfinished()) == 2, "nothing was created"
         gated.gates[2], gated.started[2] = asyncio.Event(), asyncio.Event()
         assert (await other.call_tool("gated", {"n": 2}))["structuredContent"]["status"] == "pending"
         gated.gates[0].set()
@@ -243,7 +243,7 @@ async def test_the_server_queues_only_so_many_jobs_from_everyone_together() -> N
         refused = await first.call_tool("gated", {"n": 3})
         assert refused["isError"] is True
         assert "already has 2 jobs waiting to run" in refused["content"][0]["text"]
-        assert len(await gated.server.job_service().store.unfinished()) == 3, "nothing was created"
+        assert len(await gated.server.jobs.service.unfinished()) == 3, "nothing was created"
         gated.gates[0].set()
         await gated.runner.wait_ended(ids[0])
         await gated.until_started(1)
@@ -294,7 +294,7 @@ async def test_clients_without_a_token_are_counted_by_address_with_or_without_se
 
 def test_a_job_knob_set_late_takes_effect_or_says_it_cannot() -> None:
     server = Server("late")
-    runner = server.job_runner()
+    runner = server.jobs.runner
     server.max_running_jobs = 3
     server.job_retention_seconds = 60
     assert (runner.max_running, runner.retention_seconds) == (3, 60)

@@ -13,7 +13,7 @@ import pytest
 from herald import Server
 from herald.jobs.events import all_schemas
 from herald.runtime import JobContext, JobFailure
-from herald.testing import InMemoryClient, connect
+from herald.testing import InMemoryClient, connect, job_ended
 
 GATE: dict[str, asyncio.Event] = {}
 
@@ -57,12 +57,12 @@ def validate(events: list[dict[str, Any]]) -> None:
 
 
 async def finished(client: InMemoryClient, job_id: str) -> dict[str, Any]:
+    """The job's last status, asked once it has ended (heard, not polled for)."""
     async with asyncio.timeout(10):
-        while True:
-            status = (await client.call_tool("get_job_status", {"jobId": job_id}))["structuredContent"]
-            if status["pollAfterMs"] is None:
-                return dict(status)
-            await asyncio.sleep(status["pollAfterMs"] / 1000)
+        await job_ended(client.server, job_id)
+    status = (await client.call_tool("get_job_status", {"jobId": job_id}))["structuredContent"]
+    assert status["pollAfterMs"] is None, "an ended job asks for no more polls"
+    return dict(status)
 
 
 @pytest.fixture
@@ -190,10 +190,10 @@ async def test_a_job_event_reaches_only_the_connections_that_follow_the_job() ->
         """Finishes at once."""
         return {"done": 1}
 
-    stop_mine = server.add_job_listener(lambda job, event: heard["mine"].append(event.kind), owner="me")
-    server.add_job_listener(lambda job, event: heard["other"].append(event.kind), owner="someone else")
-    server.add_job_listener(lambda job, event: heard["everyone"].append(event.kind))
-    service = server.job_service()
+    stop_mine = server.jobs.add_listener(lambda job, event: heard["mine"].append(event.kind), owner="me")
+    server.jobs.add_listener(lambda job, event: heard["other"].append(event.kind), owner="someone else")
+    server.jobs.add_listener(lambda job, event: heard["everyone"].append(event.kind))
+    service = server.jobs.service
     job = await service.create("quick", {}, owner="me", progress_token=None)
     await service.start(job.job_id)
     assert heard == {"mine": ["created", "started"], "other": [], "everyone": ["created", "started"]}
@@ -201,7 +201,7 @@ async def test_a_job_event_reaches_only_the_connections_that_follow_the_job() ->
     await service.complete(job.job_id, "herald://jobs/x/result.json", None)
     assert heard["mine"] == ["created", "started"], "an unsubscribed connection hears no more"
     assert heard["everyone"][-1] == "completed"
-    assert "me" not in server._owned_job_listeners, "the index forgets an owner nobody follows"
+    assert "me" not in server.jobs._owned, "the index forgets an owner nobody follows"
 
 
 async def test_job_ids_are_capabilities_of_128_random_bits(client: InMemoryClient) -> None:

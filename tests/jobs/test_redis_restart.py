@@ -82,9 +82,9 @@ async def ended_on(server: Server, job_id: str) -> JobRecord:
         if job.job_id == job_id and job.terminal and not ended.done():
             ended.set_result(job)
 
-    stop = server.job_service().subscribe(heard)
+    stop = server.jobs.service.subscribe(heard)
     try:
-        current = await server.job_service().get(job_id)
+        current = await server.jobs.service.get(job_id)
         if current.terminal:
             return current
         async with asyncio.timeout(30):
@@ -98,8 +98,8 @@ async def test_a_flushed_redis_gets_its_workers_group_back() -> None:
     with redis_server() as url:
         replica = counting_server(RedisJobStore.from_url(url), takes_jobs=False)
         worker = counting_server(RedisJobStore.from_url(url), takes_jobs=True)
-        await replica.start_jobs()
-        await worker.start_jobs()
+        await replica.jobs.start_up()
+        await worker.jobs.start_up()
         try:
             async with connect(replica) as client:
                 first = (await client.call_tool("count", {"steps": 2}))["structuredContent"]["jobId"]
@@ -110,8 +110,8 @@ async def test_a_flushed_redis_gets_its_workers_group_back() -> None:
                 second = (await client.call_tool("count", {"steps": 2}))["structuredContent"]["jobId"]
                 assert (await ended_on(replica, second)).status == "completed", "the worker took it"
         finally:
-            await worker.stop_jobs()
-            await replica.stop_jobs()
+            await worker.jobs.shut_down()
+            await replica.jobs.shut_down()
 
 
 @pytest.mark.slow
@@ -159,9 +159,9 @@ async def test_another_replica_hears_a_job_through_redis_restarts(tmp_path: Path
             if event.kind == "progress":
                 progressed.set()
 
-        listener.job_service().subscribe(hear)
-        await listener.start_jobs()
-        await worker.start_jobs()
+        listener.jobs.service.subscribe(hear)
+        await listener.jobs.start_up()
+        await worker.jobs.start_up()
         try:
             async with connect(listener) as client:
                 job_id = (await client.call_tool("waits", {}))["structuredContent"]["jobId"]
@@ -176,8 +176,8 @@ async def test_another_replica_hears_a_job_through_redis_restarts(tmp_path: Path
                 "every event, once, in order"
             )
         finally:
-            await worker.stop_jobs()
-            await listener.stop_jobs()
+            await worker.jobs.shut_down()
+            await listener.jobs.shut_down()
 
 
 async def test_the_follower_pauses_less_again_once_hints_come() -> None:

@@ -54,7 +54,7 @@ async def test_a_job_still_running_after_the_grace_is_interrupted(tmp_path: Path
         job_id = (await client.call_tool("forever"))["structuredContent"]["jobId"]
         async with asyncio.timeout(10):
             await running.wait()
-        await server.stop_jobs(grace=0.2)
+        await server.jobs.shut_down(grace=0.2)
     reopened = SqliteJobStore(tmp_path / "jobs.db")
     try:
         job = await reopened.get(job_id)
@@ -97,10 +97,10 @@ async def run_until_the_stop_waits(
         job_id = (await client.call_tool("almost_done"))["structuredContent"]["jobId"]
     async with asyncio.timeout(10):
         await running.wait()
-    stopping = asyncio.ensure_future(server.stop_jobs())
+    stopping = asyncio.ensure_future(server.jobs.shut_down())
     await asyncio.sleep(0.05)  # a turn for the stop to reach its wait, which is what is checked
     assert not stopping.done(), "the stop waits for the job"
-    assert not server.job_runner().accepting, "while it waits, no new job is taken"
+    assert not server.jobs.runner.accepting, "while it waits, no new job is taken"
     return server, job_id, stopping
 
 
@@ -123,7 +123,7 @@ async def test_a_job_that_cannot_be_handed_on_may_finish_within_the_grace(tmp_pa
 
 async def test_a_second_signal_ends_the_grace(tmp_path: Path) -> None:
     server, job_id, stopping = await run_until_the_stop_waits(tmp_path, asyncio.Event())
-    server.job_runner().end_grace()
+    server.jobs.runner.end_grace()
     async with asyncio.timeout(10):
         await stopping
     assert await stored_kinds(tmp_path / "jobs.db", job_id) == ["created", "started", "progress", "failed"]
@@ -160,7 +160,7 @@ async def test_a_resumable_job_is_handed_back_at_once_and_goes_on_at_the_next_st
         async with asyncio.timeout(10):
             await running.wait()
         async with asyncio.timeout(10):  # not the 60 s grace: nothing is lost by stopping it now
-            await server.stop_jobs()
+            await server.jobs.shut_down()
     store = SqliteJobStore(tmp_path / "jobs.db")
     job = await store.get(job_id)
     assert job is not None
@@ -172,13 +172,13 @@ async def test_a_resumable_job_is_handed_back_at_once_and_goes_on_at_the_next_st
         "progress",
     ]
     restarted, ended = resumable_server(store, asyncio.Event(), seen), asyncio.Event()
-    restarted.job_service().subscribe(lambda job, event: ended.set() if job.terminal else None)
-    await restarted.start_jobs()
+    restarted.jobs.service.subscribe(lambda job, event: ended.set() if job.terminal else None)
+    await restarted.jobs.start_up()
     try:
         async with asyncio.timeout(10):
             await ended.wait()
     finally:
-        await restarted.stop_jobs()
+        await restarted.jobs.shut_down()
     reopened = SqliteJobStore(tmp_path / "jobs.db")
     try:
         events = await reopened.events_after(job_id)
@@ -203,7 +203,7 @@ async def test_on_a_store_that_ends_with_the_process_nothing_is_handed_back() ->
         job_id = (await client.call_tool("counted"))["structuredContent"]["jobId"]
         async with asyncio.timeout(10):
             await running.wait()
-        await server.stop_jobs(grace=0.1)
+        await server.jobs.shut_down(grace=0.1)
         job = await store.get(job_id)
         assert job is not None
         assert job.error is not None
@@ -218,7 +218,7 @@ async def test_an_explicit_cancel_is_still_a_cancellation(tmp_path: Path) -> Non
         async with asyncio.timeout(10):
             await running.wait()
         await client.call_tool("cancel_job", {"jobId": job_id})
-        await server.stop_jobs()  # waits for the job to record its ending, whatever it is
+        await server.jobs.shut_down()  # waits for the job to record its ending, whatever it is
     reopened = SqliteJobStore(tmp_path / "jobs.db")
     try:
         events = await reopened.events_after(job_id)
@@ -254,7 +254,7 @@ async def uninterrupted_result(csv: str) -> dict[str, str]:
         job_id = (await client.call_tool("start_bulk_gift_analysis", {"csv": csv}))["structuredContent"][
             "jobId"
         ]
-        await server.job_runner().wait_ended(job_id)
+        await server.jobs.runner.wait_ended(job_id)
         found = {}
         for name in ("result.json", "result.csv"):
             read = await client.request("resources/read", {"uri": f"herald://jobs/{job_id}/{name}"})

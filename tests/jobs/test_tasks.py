@@ -199,14 +199,14 @@ async def test_a_waiting_tasks_result_costs_other_jobs_nothing() -> None:
     job runs no task code, however many calls wait."""
     server = build()
     async with connect(server) as client, asyncio.TaskGroup() as group:
-        service = server.job_service()
+        service = server.jobs.service
         ids = [
             (await client.call_tool("compute", {"seconds": 30}, task={}))["task"]["taskId"]
             for _ in range(WAITERS)
         ]
         waiting = [group.create_task(client.request("tasks/result", {"taskId": task_id})) for task_id in ids]
         async with asyncio.timeout(10):
-            while not all(task_id in server._named_job_listeners for task_id in ids):  # noqa: ASYNC110
+            while not all(task_id in server.jobs._named for task_id in ids):  # noqa: ASYNC110
                 await asyncio.sleep(0)  # the server says nowhere that a call started waiting
         other = await service.create("counting", {})
         with calls_into(herald.server.tasks) as counted:

@@ -39,7 +39,7 @@ def gift_server(store: JobStore, *, takes_jobs: bool, ran: list[str], lease: flo
     @server.job()
     async def count(steps: int, ctx: JobContext) -> dict[str, Any]:
         """Counts to `steps`, one every 10 ms."""
-        ran.append(server.job_service().worker_id)
+        ran.append(server.jobs.service.worker_id)
         for step in range(1, steps + 1):
             await ctx.report_progress(100 * step / steps, f"step {step}")
             await asyncio.sleep(0.01)
@@ -48,7 +48,7 @@ def gift_server(store: JobStore, *, takes_jobs: bool, ran: list[str], lease: flo
     @server.job()
     async def stuck(ctx: JobContext) -> dict[str, Any]:
         """Reports once, then waits for ever: it writes nothing more to notice a cancel by."""
-        ran.append(server.job_service().worker_id)
+        ran.append(server.jobs.service.worker_id)
         await ctx.report_progress(10, "waiting")
         await asyncio.Event().wait()
         return {}
@@ -70,12 +70,12 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFact
 @asynccontextmanager
 async def started(*servers: Server) -> AsyncIterator[None]:
     for server in servers:
-        await server.start_jobs()
+        await server.jobs.start_up()
     try:
         yield
     finally:
         for server in servers:
-            await server.stop_jobs()
+            await server.jobs.shut_down()
 
 
 async def job_events(client: InMemoryClient, job_id: str, until: str) -> list[dict[str, Any]]:
@@ -114,10 +114,10 @@ async def test_a_serve_only_replica_queues_and_a_worker_runs_while_its_client_he
             progress = [event["percentage"] for event in events if event["type"] == "job.progress"]
             assert progress == sorted(progress), "progress never goes back"
             assert progress[-1:] in ([], [100])
-            job = await replica.job_service().get(job_id)
-            assert job.worker in {worker.job_service().worker_id for worker in workers}
+            job = await replica.jobs.service.get(job_id)
+            assert job.worker in {worker.jobs.service.worker_id for worker in workers}
         assert len(ran) == 4, "each job ran exactly once"
-        assert replica.job_service().worker_id not in ran, "the serve-only replica ran nothing"
+        assert replica.jobs.service.worker_id not in ran, "the serve-only replica ran nothing"
 
 
 async def test_a_job_cancelled_on_the_replica_stops_on_its_worker(stores: StoreFactory) -> None:
@@ -129,9 +129,9 @@ async def test_a_job_cancelled_on_the_replica_stops_on_its_worker(stores: StoreF
         await job_events(client, job_id, "progress")
         await client.call_tool("cancel_job", {"jobId": job_id})
         async with asyncio.timeout(10):
-            while worker.job_runner().running:  # noqa: ASYNC110  # the runner ends the task itself
+            while worker.jobs.runner.running:  # noqa: ASYNC110  # the runner ends the task itself
                 await asyncio.sleep(0.02)
-        job = await worker.job_service().get(job_id)
+        job = await worker.jobs.service.get(job_id)
         assert job.status == "cancelled"
         assert job.percentage < 100, "the worker stopped instead of running to the end"
 
@@ -147,9 +147,9 @@ async def test_a_cancel_on_the_replica_stops_a_worker_s_function_that_writes_not
         await job_events(client, job_id, "progress")
         await client.call_tool("cancel_job", {"jobId": job_id})
         async with asyncio.timeout(10):
-            while worker.job_runner().running:  # noqa: ASYNC110  # the runner ends the task itself
+            while worker.jobs.runner.running:  # noqa: ASYNC110  # the runner ends the task itself
                 await asyncio.sleep(0.02)
-        assert (await worker.job_service().get(job_id)).status == "cancelled"
+        assert (await worker.jobs.service.get(job_id)).status == "cancelled"
 
 
 async def test_a_queued_job_of_a_tool_no_worker_knows_waits_for_one_that_does(stores: StoreFactory) -> None:
@@ -160,13 +160,13 @@ async def test_a_queued_job_of_a_tool_no_worker_knows_waits_for_one_that_does(st
     stranger.use_job_store(stores())
     async with started(replica, stranger), connect(replica) as client:
         job_id = (await client.call_tool("count", {"steps": 1}))["structuredContent"]["jobId"]
-        assert await stranger.job_runner().take_queued() == []
-        assert await stranger.job_runner().recover() == [], "a queued job is not an orphan to fail"
-        assert (await replica.job_service().get(job_id)).status == "pending"
+        assert await stranger.jobs.runner.take_queued() == []
+        assert await stranger.jobs.runner.recover() == [], "a queued job is not an orphan to fail"
+        assert (await replica.jobs.service.get(job_id)).status == "pending"
         worker = gift_server(stores(), takes_jobs=True, ran=ran, lease=0.6)
         async with started(worker):
             assert (await job_events(client, job_id, "completed"))[-1]["type"] == "job.completed"
-        assert ran == [worker.job_service().worker_id]
+        assert ran == [worker.jobs.service.worker_id]
 
 
 async def test_a_queued_job_a_stopped_worker_was_handed_is_taken_over_by_another() -> None:
@@ -187,11 +187,9 @@ async def test_a_queued_job_a_stopped_worker_was_handed_is_taken_over_by_another
             await stopped.aclose()
             worker = gift_server(store(), takes_jobs=True, ran=ran, lease=0.6)
             async with started(worker):
-                assert await worker.job_runner().take_queued() == [], "the queue handed the job out already"
+                assert await worker.jobs.runner.take_queued() == [], "the queue handed the job out already"
                 assert (await job_events(client, job_id, "completed"))[-1]["type"] == "job.completed"
-            assert ran == [worker.job_service().worker_id], (
-                "the job ran once, on the worker that took it over"
-            )
+            assert ran == [worker.jobs.service.worker_id], "the job ran once, on the worker that took it over"
             assert await store().read_queue("anyone", ["count"], 10) == []
 
 
@@ -207,8 +205,8 @@ async def test_a_worker_never_takes_over_its_own_running_job() -> None:
         await job_events(client, job_id, "progress")
         now[0] += 60  # past every lease, this worker's own included
         assert [job.job_id for job in await store.orphaned()] == [job_id], "the store alone calls it orphaned"
-        assert await worker.job_runner().recover() == []
+        assert await worker.jobs.runner.recover() == []
         job = await store.get(job_id)
         assert job is not None
         assert (job.status, job.stage, job.sequence) == ("running", "waiting", 3)
-    assert ran == [worker.job_service().worker_id]
+    assert ran == [worker.jobs.service.worker_id]

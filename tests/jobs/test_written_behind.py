@@ -125,11 +125,11 @@ async def test_a_cancel_written_by_another_process_refuses_the_chain_and_is_told
         assert told == ["created", "started", "progress", "cancelled"], "the cancel is told here too"
         with pytest.raises(IllegalTransition, match="cancelled"):  # as when the report waited for its write
             await worker.progress(job_id, 30, "after")
-        kinds = [event.kind for event in await worker.store.events_after(job_id)]
+        kinds = [event.kind for event in await worker.reader.events_after(job_id)]
         assert kinds == ["created", "started", "progress", "cancelled"]
     finally:
-        await worker.store.aclose()
-        await replica.store.aclose()
+        await worker.aclose()
+        await replica.aclose()
 
 
 @pytest.mark.parametrize("function_says", ["nothing", "it failed"])
@@ -172,12 +172,12 @@ async def test_a_run_whose_job_another_worker_claimed_stops_and_records_nothing(
         assert stored.status == "running", "nothing was recorded as its ending"
         assert stored.worker == other.worker_id, "the job is the other worker's"
         kinds = [
-            (event.kind, event.payload.get("stage")) for event in await other.store.events_after(job.job_id)
+            (event.kind, event.payload.get("stage")) for event in await other.reader.events_after(job.job_id)
         ]
         assert kinds[-1] == ("progress", RESUMED), "no write of the stopped run after the claim"
         with pytest.raises(JobTakenOver):
             await alive.complete(job.job_id, "herald://late")
     finally:
         await runner.aclose()
-        await alive.store.aclose()
-        await other.store.aclose()
+        await alive.aclose()
+        await other.aclose()

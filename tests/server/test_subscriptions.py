@@ -37,7 +37,7 @@ async def test_a_job_event_costs_the_same_with_a_thousand_idle_listens() -> None
     """Listens are filed under the jobs they name and the owner they speak for: an event
     runs the subscription code of its own followers only, however many listen for others."""
     server = jobs_server()
-    service = server.job_service()
+    service = server.jobs.service
     work: dict[int, collections.Counter[str]] = {}
     heard: dict[int, dict[str, list[str]]] = {}
     for idle in (0, IDLE):
@@ -54,7 +54,7 @@ async def test_a_job_event_costs_the_same_with_a_thousand_idle_listens() -> None
         mine = Subscription(server, "mine", {JOB_EVENTS_FILTER: True}, owner="me")
         sent = Sent()
         stops += [followed.open(sent.send), mine.open(sent.send)]
-        await followed.replay(service.store, sent)  # `created`, once, before what is live
+        await followed.replay(service.reader, sent)  # `created`, once, before what is live
         with calls_into(herald.server.subscriptions) as counted:
             await service.start(job.job_id)
         work[idle] = counted
@@ -74,14 +74,14 @@ async def test_a_job_event_costs_the_same_with_a_thousand_idle_listens() -> None
 
 async def test_a_listen_stops_hearing_when_it_ends() -> None:
     server = jobs_server()
-    service = server.job_service()
+    service = server.jobs.service
     job = await service.create("quick", {}, owner="me", progress_token=None)
     sent: list[Notification] = []
     stop = Subscription(server, 1, {JOB_EVENTS_FILTER: {"jobIds": [job.job_id]}}).open(sent.append)
     stop()
     await service.start(job.job_id)
     assert sent == []
-    assert job.job_id not in server._named_job_listeners, "the index forgets a job nobody follows"
+    assert job.job_id not in server.jobs._named, "the index forgets a job nobody follows"
 
 
 class Sent(list[Notification], Outbox):
@@ -119,7 +119,7 @@ async def test_a_listen_cancelled_while_it_replays_stops_hearing() -> None:
     """A listen whose client stops reading ends by cancellation in the middle of its replay;
     it must not go on hearing (and queueing) the job's events after it has ended."""
     server = jobs_server()
-    service = server.job_service()
+    service = server.jobs.service
     job = await service.create("quick", {}, owner=None, progress_token=None)
     params = {"notifications": {JOB_EVENTS_FILTER: {"jobIds": [job.job_id]}}}
     outbox = Stalled()
@@ -136,7 +136,7 @@ async def test_a_listen_cancelled_while_it_replays_stops_hearing() -> None:
         await outbox.full.wait()  # the replay waits for room
         listening.cancel()
     await service.start(job.job_id)
-    assert job.job_id not in server._named_job_listeners, "the ended listen stopped hearing"
+    assert job.job_id not in server.jobs._named, "the ended listen stopped hearing"
     assert [note.method for note in outbox] == [
         "notifications/subscriptions/acknowledged",
         "notifications/job/created",

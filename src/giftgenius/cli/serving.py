@@ -278,7 +278,7 @@ def serve(
         if no_worker:
             print("  jobs are queued for `giftgenius worker` processes on that store", file=sys.stderr)
         else:
-            print(f"  jobs run here, as worker {server.job_service().worker_id}", file=sys.stderr)
+            print(f"  jobs run here, as worker {server.jobs.worker_id}", file=sys.stderr)
         if host in ALL_INTERFACES and allow_host:
             names = ", ".join(["localhost", *allow_host])
             print(f"  listening on every interface, for clients that reach it as {names}", file=sys.stderr)
@@ -431,7 +431,7 @@ def worker(
     server.job_retention_seconds = retention_seconds
     server.job_shutdown_grace_seconds = shutdown_grace
     if not quiet:
-        worker_id = server.job_service().worker_id
+        worker_id = server.jobs.worker_id
         print(
             f"giftgenius worker {worker_id}: running the jobs queued in {stores.where} (Ctrl-C stops)",
             file=sys.stderr,

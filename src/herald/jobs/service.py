@@ -25,14 +25,14 @@ import collections
 import dataclasses
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from herald.jobs.events import TERMINAL_KINDS, JobEvent, timestamp
 from herald.jobs.machine import IllegalTransition, JobInput, Outcome, apply
 from herald.jobs.record import JobRecord
-from herald.jobs.store import JobChanged, JobStore
+from herald.jobs.store import Hear, JobChanged, JobQueue, JobReader, JobStore, Subscribed
 from herald.listeners import Listeners
 
 JobListener = Callable[[JobRecord, JobEvent], None]
@@ -112,7 +112,7 @@ class JobService:
         new_id: Callable[[], str] = lambda: secrets.token_hex(JOB_ID_BYTES),
         worker_id: str | None = None,
     ) -> None:
-        self.store = store
+        self._store = store
         #: This process as a worker: the jobs it creates are its own until it stops.
         self.worker_id = worker_id or f"w-{secrets.token_hex(8)}"
         self.clock = clock
@@ -134,6 +134,71 @@ class JobService:
 
     def subscribe(self, listener: JobListener) -> Callable[[], None]:
         return self._listeners.add(listener)
+
+    # -- the store, seen from outside: read-only, or through the writes below -------------------
+
+    @property
+    def reader(self) -> JobReader:
+        """The store as code outside the job wing may use it: to read, never to write."""
+        return self._store
+
+    @property
+    def durable(self) -> bool:
+        """Whether the jobs outlive this process (see `JobStore.durable`)."""
+        return self._store.durable
+
+    @property
+    def queue(self) -> JobQueue | None:
+        """The store's own queue of jobs created with no worker, where it keeps one (Redis)."""
+        return self._store if isinstance(self._store, JobQueue) else None
+
+    @property
+    def follow_writers(self) -> Callable[[Hear, Subscribed], Awaitable[None]] | None:
+        """How to hear of other processes' writes, for a store that others write too."""
+        follow: Callable[[Hear, Subscribed], Awaitable[None]] | None
+        follow = getattr(self._store, "follow_writers", None)
+        return follow
+
+    async def durability_warning(self) -> str | None:
+        """What the store says would lose jobs on its restart (Redis without persistence), if anything."""
+        check = getattr(self._store, "durability_warning", None)
+        return await check() if check is not None else None
+
+    async def aclose(self) -> None:
+        await self._store.aclose()
+
+    # -- what a job keeps beside its events: result documents and checkpoints -----------------
+
+    async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
+        await self._store.put_result(job_id, name, mime_type, data)
+
+    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
+        return await self._store.get_result(job_id, name)
+
+    async def save_checkpoint(self, job_id: str, state: bytes) -> None:
+        await self._store.save_checkpoint(job_id, state)
+
+    async def load_checkpoint(self, job_id: str) -> bytes | None:
+        return await self._store.load_checkpoint(job_id)
+
+    # -- this process as a worker among workers ----------------------------------------------------
+
+    async def renew_lease(self, seconds: float) -> None:
+        await self._store.renew_lease(self.worker_id, seconds)
+
+    async def release_lease(self) -> None:
+        await self._store.release_lease(self.worker_id)
+
+    async def orphaned(self) -> list[JobRecord]:
+        """Unfinished jobs no live worker holds (see `JobStore.orphaned`)."""
+        return await self._store.orphaned()
+
+    async def unfinished(self) -> list[JobRecord]:
+        return await self._store.unfinished()
+
+    async def prune(self, now: float, retention: float) -> list[str]:
+        """Forget jobs that ended more than their retention ago (see `JobStore.prune`)."""
+        return await self._store.prune(now, retention)
 
     async def create(
         self,
@@ -160,7 +225,7 @@ class JobService:
             retain_seconds=retain_seconds,
         )
         event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})
-        await self.store.create(job, event)
+        await self._store.create(job, event)
         self._written[job.job_id] = dataclasses.replace(job)
         self._announce(job, event)
         return job
@@ -211,9 +276,9 @@ class JobService:
         return await self._change(job_id, JobInput.CANCEL, "cancelled", payload)
 
     async def get(self, job_id: str) -> JobRecord:
-        job = await self.store.get(job_id)
+        job = await self._store.get(job_id)
         if job is None:
-            raise ExpiredJob(job_id) if await self.store.expired(job_id) else UnknownJob(job_id)
+            raise ExpiredJob(job_id) if await self._store.expired(job_id) else UnknownJob(job_id)
         return job
 
     async def claim(self, job: JobRecord, stage: str = RESUMED) -> JobRecord | None:
@@ -239,7 +304,7 @@ class JobService:
         else:
             return None
         try:
-            await self.store.record(claimed, event)
+            await self._store.record(claimed, event)
         except JobChanged:
             return None
         behind = self._behind.get(job.job_id)
@@ -313,7 +378,7 @@ class JobService:
                     self._write_behind(job, event)  # its writer stores and tells it
                     break
                 try:
-                    await self.store.record(job, event)
+                    await self._store.record(job, event)
                 except JobChanged:
                     continue  # another process wrote first: decide again on what it wrote
                 break
@@ -354,7 +419,7 @@ class JobService:
             while behind.gathering:
                 chain, behind.gathering = behind.gathering, []
                 try:
-                    await self.store.record_chain(chain)
+                    await self._store.record_chain(chain)
                 except Exception as refused:  # the next change of the job deals with it
                     behind.failure, refused_one = refused, True
                     behind.gathering.clear()
@@ -405,7 +470,7 @@ class JobService:
         came back): for every job told of and not seen to end, what the store holds beyond
         what was told. Jobs nobody here has heard of are nobody's business here."""
         for job_id in list(self._open):
-            job = await self.store.get(job_id)
+            job = await self._store.get(job_id)
             if job is None:
                 self._open.discard(job_id)  # gone with the store's contents, or forgotten
             elif job.sequence > self._told.get(job_id, 0):
@@ -435,9 +500,9 @@ class JobService:
 
     async def _tell_stored(self, job_id: str, after: int | None) -> None:
         """Tell the job's stored events after `after` (by default, after what was told)."""
-        job = await self.store.get(job_id)
+        job = await self._store.get(job_id)
         if job is None:
             return
         start = after if after is not None else self._told.get(job_id, 0)
-        for event in await self.store.events_after(job_id, start):
+        for event in await self._store.events_after(job_id, start):
             self._announce(job, event)

@@ -62,7 +62,25 @@ class JobChanged(Exception):
         self.job_id = job_id
 
 
-class JobStore(Protocol):
+class JobReader(Protocol):
+    """What of a job store may be read by code outside the job wing, which never writes.
+
+    `herald.runtime.Jobs.reader` hands this out: every write goes through `JobService`,
+    and a holder of this port has no way around it.
+    """
+
+    async def get(self, job_id: str) -> JobRecord | None: ...
+
+    async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
+        """The job's events after `sequence`, oldest first."""
+
+    async def job_ids(self, owner: str | None = None) -> list[str]:
+        """Ids of every job (or of those `owner` started), oldest first."""
+
+    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None: ...
+
+
+class JobStore(JobReader, Protocol):
     #: Whether the jobs outlive this process (a file, a server): then a job its worker hands
     #: back at a clean shutdown is taken up again later. False for the in-memory store.
     durable: bool
@@ -87,11 +105,6 @@ class JobStore(Protocol):
         This is how a job's progress is written behind its function (`JobService`).
         """
 
-    async def get(self, job_id: str) -> JobRecord | None: ...
-
-    async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
-        """The job's events after `sequence`, oldest first."""
-
     async def unfinished(self) -> list[JobRecord]:
         """Jobs not yet completed, failed or cancelled, oldest first."""
 
@@ -103,9 +116,6 @@ class JobStore(Protocol):
 
     async def orphaned(self) -> list[JobRecord]:
         """Unfinished jobs no live worker holds (no worker, or one whose lease has lapsed)."""
-
-    async def job_ids(self, owner: str | None = None) -> list[str]:
-        """Ids of every job (or of those `owner` started), oldest first."""
 
     async def save_checkpoint(self, job_id: str, state: bytes) -> None:
         """Keep a resumable job's latest checkpoint (replacing the one before)."""
@@ -125,8 +135,6 @@ class JobStore(Protocol):
         """Whether `job_id` named a job that `prune` forgot."""
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None: ...
-
-    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None: ...
 
     async def aclose(self) -> None: ...
 

@@ -119,7 +119,7 @@ class JobContext:
         else:
             stored_type, stored = await asyncio.to_thread(pack, mime_type, body)
         with self._watching_the_store():
-            await self.service.store.put_result(self.job_id, name, stored_type, stored)
+            await self.service.put_result(self.job_id, name, stored_type, stored)
         return RESULT_TEMPLATE.format(job_id=self.job_id, name=name)
 
     def complete(self, result_uri: str, summary: str | None = None) -> None:
@@ -136,13 +136,13 @@ class JobContext:
         """
         if state is not None:
             with self._watching_the_store():
-                await self.service.store.save_checkpoint(self.job_id, orjson.dumps(state))
+                await self.service.save_checkpoint(self.job_id, orjson.dumps(state))
         await asyncio.sleep(0)
 
     async def load_checkpoint(self) -> None:
         """Read the last checkpoint into `resume_state` (a resumed run, before its function runs)."""
         with self._watching_the_store():
-            saved = await self.service.store.load_checkpoint(self.job_id)
+            saved = await self.service.load_checkpoint(self.job_id)
         self.resume_state = orjson.loads(saved) if saved is not None else None
 
     @contextlib.contextmanager

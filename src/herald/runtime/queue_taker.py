@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from herald.jobs.record import JobRecord
-from herald.jobs.store import JobQueue, JobStore, QueueEntry
+from herald.jobs.store import JobQueue, JobReader, QueueEntry
 
 logger = logging.getLogger("herald.jobs")
 
@@ -46,7 +46,7 @@ class QueueTaker:
     def __init__(
         self,
         queue: JobQueue,
-        store: JobStore,
+        store: JobReader,
         worker: str,
         lease_seconds: float,
         clock: Callable[[], float] = time.monotonic,

@@ -32,7 +32,7 @@ from herald.jobs.service import (
     JobTakenOver,
     UnknownJob,
 )
-from herald.jobs.store import Hear, JobQueue, Subscribed
+from herald.jobs.store import Hear, Subscribed
 from herald.protocol.errors import ProtocolError
 from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
 from herald.runtime.queue_taker import QueueTaker
@@ -213,12 +213,10 @@ class JobRunner:
         self._queue: dict[str, _Admission] = {}
         self._closing = False
         self._stop_hearing: Callable[[], None] = lambda: None
-        store = service.store
+        queue = service.queue
         #: Where queued jobs come from when the store keeps a queue of its own (Redis).
         self._queue_taker = (
-            QueueTaker(store, store, service.worker_id, lease_seconds)
-            if isinstance(store, JobQueue)
-            else None
+            QueueTaker(queue, service.reader, service.worker_id, lease_seconds) if queue is not None else None
         )
 
     @property
@@ -336,7 +334,7 @@ class JobRunner:
             # cancellation is the server going away (`aclose`, or the loop shutting down).
             if context.cancel_requested.is_set():
                 return lambda: service.cancel(job_id, "cancelled on request")
-            if self._closing and admitted.resumable and service.store.durable:
+            if self._closing and admitted.resumable and service.durable:
                 return lambda: service.hand_back(job_id)
             return lambda: service.interrupt(job_id, SHUTTING_DOWN, fenced=True)
         except Exception as exc:
@@ -504,13 +502,11 @@ class JobRunner:
         jobs (`takes_jobs=False`) still holds a lease, for the tasks its requests run
         here, but recovers nothing and takes nothing from the queue.
         """
-        store = self.service.store
         loop = asyncio.get_running_loop()
-        check = getattr(store, "durability_warning", None)  # stores that can tell (Redis)
-        if check is not None and (warning := await check()):
+        if warning := await self.service.durability_warning():
             logger.warning("%s", warning)
-        await store.renew_lease(self.service.worker_id, self.lease_seconds)
-        follow = getattr(store, "follow_writers", None)  # stores other processes write too
+        await self.service.renew_lease(self.lease_seconds)
+        follow = self.service.follow_writers
         if follow is not None and self._follower is None:
             self._follower = loop.create_task(self._follow(follow))
         recovered: list[str] = []
@@ -564,7 +560,7 @@ class JobRunner:
         if self._queue_taker is not None:
             return await self._queue_taker.take(self) if not self._closing else []
         taken: list[str] = []
-        for job in await self.service.store.orphaned():
+        for job in await self.service.orphaned():
             if self.free_slots() <= 0:
                 break
             if job.worker is not None:
@@ -655,7 +651,7 @@ class JobRunner:
         recovered: list[str] = []
         if self._closing:
             return recovered  # a stopping worker takes nothing on, and fails nobody's jobs
-        for job in await self.service.store.orphaned():
+        for job in await self.service.orphaned():
             if job.worker is None:
                 continue  # queued (new, or handed back): `take_queued` claims it when a slot is free
             if job.worker == self.service.worker_id:
@@ -689,7 +685,7 @@ class JobRunner:
         for beat in itertools.count(1):
             await asyncio.sleep(self.lease_seconds / 3)
             try:
-                await self.service.store.renew_lease(worker, self.lease_seconds)
+                await self.service.renew_lease(self.lease_seconds)
                 if self._queue_taker is not None:
                     await self._queue_taker.hold()
                 if self.takes_jobs and beat % 3 == 0 and (recovered := await self.recover()):
@@ -702,7 +698,7 @@ class JobRunner:
 
     async def prune(self) -> list[str]:
         """Forget the jobs that ended longer ago than their retention (see `JobStore.prune`)."""
-        gone = await self.service.store.prune(self._clock(), self.retention_seconds)
+        gone = await self.service.prune(self._clock(), self.retention_seconds)
         if gone:
             logger.info("forgot %d job(s) past their retention", len(gone))
         return gone
@@ -724,7 +720,7 @@ class JobRunner:
         so every job gets the grace and then fails `interrupted`. Then the lease ends.
         """
         self._closing = True
-        durable = self.service.store.durable
+        durable = self.service.durable
         waiting = list(self._queue)
         self._queue.clear()
         for job_id in waiting:
@@ -753,7 +749,7 @@ class JobRunner:
         if heartbeat is not None:
             await _stopped(heartbeat)
             with contextlib.suppress(StoreError):
-                await self.service.store.release_lease(self.service.worker_id)
+                await self.service.release_lease()
 
     async def _wait_out_grace(self, tasks: set[asyncio.Task[None]], grace: float) -> None:
         """Wait until the tasks end, `grace` seconds pass, or `end_grace` is called."""

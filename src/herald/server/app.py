@@ -14,22 +14,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
-from herald.jobs.events import JobEvent
-from herald.jobs.record import JobRecord
-from herald.jobs.service import JobListener, JobService
 from herald.jobs.store import JobStore
-from herald.listeners import Listeners, ListenersByKey
+from herald.listeners import Listeners
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
 from herald.runtime.context import JobContext
+from herald.runtime.jobs import Jobs
 from herald.runtime.runner import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_RETENTION_SECONDS,
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
     JobFunction,
-    JobRunner,
-    default_max_running_jobs,
 )
 from herald.server.admission import Admission
 from herald.server.jobs import (
@@ -45,7 +41,6 @@ from herald.server.specs import docstring, prompt_spec, resource_spec, template_
 from herald.server.subscriptions import NotificationListener
 from herald.server.tasks import TASKS_EXTENSION, TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
-from herald.stores.memory import MemoryJobStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,20 +92,20 @@ class Server:
         #: How long a sealed requestState may be brought back, in seconds; and the clock it is read by.
         self.request_state_ttl = DEFAULT_REQUEST_STATE_TTL
         self.clock: Callable[[], float] = time.time
-        self._job_runner: JobRunner | None = None
-        self._max_running_jobs = max_running_jobs
+        #: The one door to this server's jobs: store, writer, runner, listeners.
+        self.jobs = Jobs(
+            max_running=max_running_jobs,
+            lease_seconds=job_lease_seconds,
+            retention_seconds=job_retention_seconds,
+            shutdown_grace_seconds=job_shutdown_grace_seconds,
+            takes_jobs=takes_jobs,
+        )
         #: How many jobs one client may have running or waiting at once: an authenticated
         #: subject, else a network address (every session and sessionless request from it),
         #: else a session; one more is refused with a result that says so (None: no cap).
         self.max_jobs_per_owner: int | None = max_jobs_per_owner
         #: How many jobs may wait `pending` at once, all clients together (None: no bound).
         self.max_waiting_jobs: int | None = max_waiting_jobs
-        self._job_lease_seconds = job_lease_seconds
-        self._job_retention_seconds = job_retention_seconds
-        #: How long a clean shutdown lets jobs that cannot be handed on (not resumable) finish
-        #: before it fails them `interrupted`; read when the server stops.
-        self.job_shutdown_grace_seconds = job_shutdown_grace_seconds
-        self._takes_jobs = takes_jobs
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
         #: Also told each notification this process sends, to pass it to the other replicas.
@@ -119,17 +114,9 @@ class Server:
         self._modern_capabilities: dict[str, Any] = {}
         self.tasks: TaskManager = TaskManager(self)
         self.registry.on_change(self._list_changed)
-        self._job_store: JobStore | None = None
-        self._job_service: JobService | None = None
-        #: What runs each job tool's jobs, for workers that take them from the store.
-        self._job_functions: dict[str, JobFunction] = {}
-        self._job_listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
-        #: Who follows the jobs of an owner (connections, `true` listens), and who follows
-        #: one job (listens that name it, `tasks/*` waiting for it).
-        self._owned_job_listeners: ListenersByKey[[JobRecord, JobEvent]] = ListenersByKey()
-        self._named_job_listeners: ListenersByKey[[JobRecord, JobEvent]] = ListenersByKey()
         #: Who may start another job: counts per client and of waiting jobs.
         self.admission = Admission()
+        self.jobs.add_listener(lambda job, _: self.admission.heard(job))
         #: "tool:NAME", "resource:URI", "template:URI_TEMPLATE", "prompt:NAME" -> the OAuth scopes
         #: a caller needs for it, where the transport authenticates callers.
         self.scopes: dict[str, frozenset[str]] = {}
@@ -220,128 +207,57 @@ class Server:
 
     # -- jobs ----------------------------------------------------------------------------------
 
-    # The job knobs: each takes effect at once, or refuses a change it could not honour.
+    # The job knobs are the door's (`Jobs`): each takes effect at once, or refuses a change
+    # it could not honour. These name them as the constructor does.
 
     @property
     def max_running_jobs(self) -> int | None:
         """How many jobs run at once; later ones wait `pending` (None: eight per core)."""
-        return self._max_running_jobs if self._job_runner is None else self._job_runner.max_running
+        return self.jobs.max_running
 
     @max_running_jobs.setter
     def max_running_jobs(self, limit: int | None) -> None:
-        if self._job_runner is not None:
-            self._job_runner.max_running = default_max_running_jobs() if limit is None else limit
-        self._max_running_jobs = limit
+        self.jobs.max_running = limit
 
     @property
     def job_retention_seconds(self) -> float:
         """How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl)."""
-        return self._job_retention_seconds
+        return self.jobs.retention_seconds
 
     @job_retention_seconds.setter
     def job_retention_seconds(self, seconds: float) -> None:
-        if self._job_runner is not None:
-            self._job_runner.retention_seconds = seconds
-        self._job_retention_seconds = seconds
+        self.jobs.retention_seconds = seconds
 
     @property
     def job_lease_seconds(self) -> float:
         """How long this process holds its jobs without renewing its lease (see `JobRunner`)."""
-        return self._job_lease_seconds
+        return self.jobs.lease_seconds
 
     @job_lease_seconds.setter
     def job_lease_seconds(self, seconds: float) -> None:
-        self._before_jobs("the job lease")
-        self._job_lease_seconds = seconds
+        self.jobs.lease_seconds = seconds
 
     @property
     def takes_jobs(self) -> bool:
-        """False for a replica that only serves: its job tools queue jobs, and workers (the
-        processes with `takes_jobs`, `giftgenius worker`) run them."""
-        return self._takes_jobs
+        """False for a replica that only serves (see `Jobs.takes_jobs`)."""
+        return self.jobs.takes_jobs
 
     @takes_jobs.setter
     def takes_jobs(self, takes: bool) -> None:
-        self._before_jobs("whether this server runs jobs")
-        self._takes_jobs = takes
+        self.jobs.takes_jobs = takes
 
-    def _before_jobs(self, what: str) -> None:
-        """A knob the job runner reads once: changing it later would be silently ignored."""
-        if self._job_runner is not None:
-            raise RuntimeError(f"choose {what} before the server starts jobs")
+    @property
+    def job_shutdown_grace_seconds(self) -> float:
+        """How long a clean shutdown lets jobs that cannot be handed on finish (see `Jobs`)."""
+        return self.jobs.shutdown_grace_seconds
+
+    @job_shutdown_grace_seconds.setter
+    def job_shutdown_grace_seconds(self, seconds: float) -> None:
+        self.jobs.shutdown_grace_seconds = seconds
 
     def use_job_store(self, store: JobStore) -> None:
         """Keep jobs, their events and results in `store` (the default is in memory)."""
-        if self._job_service is not None:
-            raise RuntimeError("choose the job store before the server starts jobs")
-        self._job_store = store
-
-    def job_service(self) -> JobService:
-        if self._job_service is None:
-            self._job_service = JobService(self._job_store or MemoryJobStore())
-            self._job_service.subscribe(self._job_event)
-        return self._job_service
-
-    def job_runner(self) -> JobRunner:
-        if self._job_runner is None:
-            self._job_runner = JobRunner(
-                self.job_service(),
-                max_running=self._max_running_jobs,
-                lease_seconds=self._job_lease_seconds,
-                retention_seconds=self._job_retention_seconds,
-                takes_jobs=self._takes_jobs,
-            )
-            self._job_runner.functions = self._job_functions
-        return self._job_runner
-
-    async def start_jobs(self) -> list[str]:
-        """At start-up: become a worker, and fail the jobs of stopped workers. Returns their ids.
-
-        Jobs of other live workers on the same store are left alone; the runner keeps its
-        lease renewed and sweeps for stopped workers' jobs until `stop_jobs`.
-        """
-        return await self.job_runner().start() if self.uses_jobs else []
-
-    async def stop_jobs(self, grace: float | None = None) -> None:
-        """At shutdown: stop running jobs and close the store.
-
-        Resumable jobs are handed back at once, for another worker (or this server, started
-        again) to go on with from their last checkpoint; the others get `grace` seconds (by
-        default `job_shutdown_grace_seconds`) to finish, then end `failed` with code
-        `interrupted`, recorded before the store closes (see `JobRunner.aclose`).
-        """
-        if self._job_runner is not None:
-            await self._job_runner.aclose(self.job_shutdown_grace_seconds if grace is None else grace)
-        if self._job_service is not None:
-            await self._job_service.store.aclose()
-
-    @property
-    def uses_jobs(self) -> bool:
-        return self._job_store is not None or self._job_service is not None
-
-    def add_job_listener(
-        self, listener: JobListener, *, owner: str | None = None, job_id: str | None = None
-    ) -> Callable[[], None]:
-        """Hear job events: every job's, or only those of the jobs `owner` started, or of `job_id`.
-
-        Listeners of an owner or a job are filed under it (`ListenersByKey`), so an event
-        costs the listeners that follow its job, whether ten or ten thousand idle
-        sessions, listens and tasks follow others.
-        """
-        if owner is not None and job_id is not None:
-            raise ValueError("follow the jobs of an owner or one job, not both")
-        if owner is not None:
-            return self._owned_job_listeners.add(owner, listener)
-        if job_id is not None:
-            return self._named_job_listeners.add(job_id, listener)
-        return self._job_listeners.add(listener)
-
-    def _job_event(self, job: JobRecord, event: JobEvent) -> None:
-        self.admission.heard(job)
-        self._job_listeners.tell(job, event)
-        if job.owner is not None:
-            self._owned_job_listeners.tell(job.owner, job, event)
-        self._named_job_listeners.tell(job.job_id, job, event)
+        self.jobs.use_store(store)
 
     def job(
         self,
@@ -372,7 +288,7 @@ class Server:
             tool_name = name or target.__name__
             self._declare_scopes("tool", tool_name, scopes)
             context_name = read_signature(target, JobContext).context_parameter
-            self._job_functions[tool_name] = JobFunction(target, context_name, resumable)
+            self.jobs.add_function(tool_name, JobFunction(target, context_name, resumable))
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
             if ui is not None:
@@ -388,8 +304,6 @@ class Server:
                     meta=self._with_ui(meta, ui),
                 )
             )
-            if self._job_store is None:
-                self._job_store = MemoryJobStore()
             return target
 
         return register

@@ -98,7 +98,7 @@ class Connection:
         self._stop_job_events: Callable[[], None] = _nothing
         if follows_server:
             self._stop_listening = server.add_listener(self._on_server_notification)
-            self._stop_job_events = server.add_job_listener(self._on_job_event, owner=self.owner_id)
+            self._stop_job_events = server.jobs.add_listener(self._on_job_event, owner=self.owner_id)
 
     @property
     def session(self) -> ClientSession | None:

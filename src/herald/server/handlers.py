@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 import orjson
 
-from herald.jobs.service import JobService
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, ProtocolError, ResourceNotFound
 from herald.protocol.sealing import unseal
@@ -29,6 +28,7 @@ from herald.protocol.versions import (
     Era,
     is_at_least,
 )
+from herald.runtime.jobs import Jobs
 from herald.server.context import Context
 from herald.server.inputs import InputRequired, InputRound
 from herald.server.logging_levels import SEVERITY
@@ -59,11 +59,7 @@ class HandlerHost(NotificationSource, Protocol):
     request_state_ttl: float
     clock: Callable[[], float]
     tasks: TaskManager
-
-    @property
-    def uses_jobs(self) -> bool: ...
-
-    def job_service(self) -> JobService: ...
+    jobs: Jobs
 
     tool_error_types: tuple[type[BaseException], ...]
 
@@ -341,8 +337,8 @@ async def listen(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     scope.outbox.send(subscription.acknowledgement())
     stop = subscription.open(scope.outbox.send)
     try:  # a listen cancelled while it replays must stop hearing too
-        if server.uses_jobs:
-            await subscription.replay(server.job_service().store, scope.outbox)
+        if server.jobs.in_use:
+            await subscription.replay(server.jobs.reader, scope.outbox)
         await asyncio.Event().wait()  # ends by cancellation: notifications/cancelled, or the stream closing
     finally:
         stop()

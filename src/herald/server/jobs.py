@@ -26,16 +26,17 @@ from pydantic import Field
 from herald.content import ToolResult, text
 from herald.jobs.documents import unpack
 from herald.jobs.events import ERROR_SCHEMA, all_schemas
-from herald.jobs.machine import IllegalTransition, JobStatus
+from herald.jobs.machine import JobStatus
 from herald.jobs.record import JobRecord
-from herald.jobs.service import ExpiredJob, JobService, UnknownJob
+from herald.jobs.service import ExpiredJob, UnknownJob
 from herald.protocol.cursor import decode_cursor, encode_cursor
 from herald.protocol.errors import InvalidParams
 from herald.runtime.context import RESULT_TEMPLATE, JobContext
-from herald.runtime.runner import JobRunner, ShuttingDown, created_job, launch_job
+from herald.runtime.jobs import Jobs
+from herald.runtime.runner import ShuttingDown
 from herald.server.admission import Admission
 from herald.server.context import Context
-from herald.server.principal import Principal, may_see
+from herald.server.principal import Principal, viewer
 from herald.server.registry import Registry, ToolSpec
 from herald.server.signature import read_signature
 from herald.server.specs import resource_spec, template_spec, tool_spec
@@ -52,10 +53,7 @@ class JobHost(Protocol):
     max_jobs_per_owner: int | None
     max_waiting_jobs: int | None
     admission: Admission
-
-    def job_service(self) -> JobService: ...
-
-    def job_runner(self) -> JobRunner: ...
+    jobs: Jobs
 
 
 SCHEMAS_URI = "herald://schemas/job-events"
@@ -110,14 +108,6 @@ JOB_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-async def _quietly(change: Any) -> None:
-    """Record an ending; if the job already ended another way, that ending stands."""
-    try:
-        await change
-    except IllegalTransition:
-        logger.info("job ending not recorded: it had already ended")
-
-
 def job_tool(
     server: JobHost,
     function: Callable[..., Any],
@@ -134,29 +124,26 @@ def job_tool(
 
     async def start(**values: Any) -> ToolResult:
         context: Context = values.pop("__request_context__")
-        if not server.job_runner().accepting:
+        if not server.jobs.accepting:
             raise ShuttingDown()
-        service, runner = server.job_service(), server.job_runner()
         refusal = _refusal(server, context)
         if refusal is not None:
             return refusal
         place = server.admission.hold(admission_key(context))
         try:
-            job = await created_job(
-                service.create(
-                    name,
-                    values,
-                    owner=context.owner,
-                    progress_token=context.progress_token,
-                    queued=not runner.takes_jobs,
-                )
+            job = await server.jobs.start(
+                name,
+                function,
+                values,
+                context_name=job_context_name,
+                job_log=context.job_log,
+                owner=context.owner,
+                progress_token=context.progress_token,
             )
         except BaseException:
             server.admission.release(place)
             raise
         server.admission.admit(place, job.job_id)
-        if runner.takes_jobs:  # else a worker claims it from the store
-            await launch_job(runner, job, function, values, job_context_name, context.job_log(job.job_id))
         return ToolResult(
             [text(f"Started job {job.job_id}. Follow it with get_job_status(jobId={job.job_id!r}).")],
             structured={"jobId": job.job_id, "status": "pending"},
@@ -234,14 +221,14 @@ def _refusal(server: JobHost, context: Context) -> ToolResult | None:
     )
 
 
-async def known_job(service: JobService, job_id: str, principal: Principal | None) -> JobRecord:
+async def known_job(jobs: Jobs, job_id: str, principal: Principal | None) -> JobRecord:
     """The job a tool was asked about; an unknown id is the caller's mistake (-32602).
 
     A job the caller may not see (another principal's, with authentication on) is answered
     exactly as an unknown one, so the answer does not tell that it exists.
     """
     try:
-        job = await service.get(job_id)
+        return await jobs.visible(job_id, viewer(principal))
     except ExpiredJob:
         raise InvalidParams(
             f"Unknown job: {job_id!r} expired. Finished jobs are kept for a while, then forgotten "
@@ -249,9 +236,6 @@ async def known_job(service: JobService, job_id: str, principal: Principal | Non
         ) from None
     except UnknownJob:
         raise InvalidParams(f"Unknown job: {job_id!r}") from None
-    if not may_see(job.owner, principal):
-        raise InvalidParams(f"Unknown job: {job_id!r}")
-    return job
 
 
 def install_job_support(server: JobHost) -> None:
@@ -263,12 +247,11 @@ def install_job_support(server: JobHost) -> None:
         cursor: Annotated[str | None, Field(description="nextCursor of the previous answer")] = None,
     ) -> ToolResult:
         """The status of a job and its events since `cursor` (all of them without one), oldest first."""
-        service = server.job_service()
-        job = await known_job(service, job_id, ctx.principal)
+        job = await known_job(server.jobs, job_id, ctx.principal)
         listing = f"job-events:{job_id}"
         after = decode_cursor(listing, cursor) if cursor else 0
         # Most polls find nothing new (a job waiting its turn): the record says so already.
-        events = await service.store.events_after(job_id, after) if job.sequence > after else []
+        events = await server.jobs.reader.events_after(job_id, after) if job.sequence > after else []
         last = events[-1].sequence if events else after
         status: dict[str, Any] = {
             "jobId": job_id,
@@ -293,23 +276,18 @@ def install_job_support(server: JobHost) -> None:
         job_id: Annotated[str, Field(alias="jobId", description="The job to cancel")],
     ) -> str:
         """Cancel a pending or running job. Cancelling a finished job changes nothing."""
-        service = server.job_service()
-        job = await known_job(service, job_id, ctx.principal)
+        job = await known_job(server.jobs, job_id, ctx.principal)
         if job.terminal:
             return f"Job {job_id} has already ended: {job.status}."
-        if not server.job_runner().cancel(job_id):
-            await _quietly(service.cancel(job_id, "cancelled on request"))
+        await server.jobs.cancel(job_id)
         return f"Job {job_id} is being cancelled."
 
     async def job_result(ctx: Context, job_id: str, name: str) -> list[dict[str, Any]]:
-        service = server.job_service()
         try:
-            job = await service.get(job_id)
-        except UnknownJob:  # an expired one too
+            await server.jobs.visible(job_id, viewer(ctx.principal))
+        except UnknownJob:  # an expired one too, or another's: the answer for no job at all
             raise KeyError(name) from None
-        if not may_see(job.owner, ctx.principal):
-            raise KeyError(name)  # the same answer as for a job that does not exist
-        found = await service.store.get_result(job_id, name)
+        found = await server.jobs.reader.get_result(job_id, name)
         if found is None:
             raise KeyError(name)
         mime_type, data = unpack(*found)
@@ -366,15 +344,14 @@ def open_job_tools_to_widgets(server: JobHost) -> None:
         job_id: Annotated[str, Field(alias="jobId", description="A completed job")],
     ) -> ToolResult:
         """The result document of a completed job, as structured content (for widgets)."""
-        service = server.job_service()
-        job = await known_job(service, job_id, ctx.principal)
+        job = await known_job(server.jobs, job_id, ctx.principal)
         if job.status != "completed" or not job.result_uri:
             return ToolResult(
                 [text(f"Job {job_id} is {job.status}; it has a result only once it has completed.")],
                 is_error=True,
             )
         name = job.result_uri.rsplit("/", 1)[-1]
-        found = await service.store.get_result(job_id, name)
+        found = await server.jobs.reader.get_result(job_id, name)
         mime_type, data = unpack(*found) if found is not None else ("", b"")
         if mime_type != "application/json":
             return ToolResult([text(f"Job {job_id} has no JSON result to show.")], is_error=True)

@@ -33,6 +33,12 @@ class Principal:
         return f"sub-{digest[:32]}"
 
 
+def viewer(principal: Principal | None) -> str | None:
+    """Whose jobs a caller may see (`herald.runtime.Jobs.visible`): with authentication,
+    its own; without (None), any whose id it knows."""
+    return None if principal is None else principal.owner
+
+
 def may_see(job_owner: str | None, principal: Principal | None) -> bool:
     """Whether a caller may see (read, follow, cancel) a job of `job_owner`.
 

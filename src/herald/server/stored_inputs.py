@@ -8,20 +8,30 @@ answers there (`TASK_INPUT_ANSWERS`, for that round), and the task takes them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
-
-from herald.jobs.store import JobStore
 
 TASK_INPUT_REQUESTS = "task-input-requests.json"
 TASK_INPUT_ANSWERS = "task-input-answers.json"
 
 
+class Readable(Protocol):
+    """Where a task's documents are read: `herald.runtime.Jobs`, or a `JobReader`."""
+
+    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None: ...
+
+
+class Documents(Readable, Protocol):
+    """Where a task's documents are also written, through the job's writer: `herald.runtime.Jobs`."""
+
+    async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None: ...
+
+
 class StoredInputs:
     """The `InputKeeper` of one task: its requests and answers in the job store."""
 
-    def __init__(self, store: JobStore, job_id: str) -> None:
+    def __init__(self, store: Documents, job_id: str) -> None:
         self.store = store
         self.job_id = job_id
 
@@ -37,14 +47,14 @@ class StoredInputs:
         return responses if isinstance(responses, dict) else {}
 
 
-async def stored_requests(store: JobStore, job_id: str) -> dict[str, dict[str, Any]]:
+async def stored_requests(store: Readable, job_id: str) -> dict[str, dict[str, Any]]:
     """What the task waits on now, wherever it runs (nothing, if it asked for nothing)."""
     found = await _read(store, job_id, TASK_INPUT_REQUESTS)
     requests = found.get("requests") if found is not None else None
     return requests if isinstance(requests, dict) else {}
 
 
-async def leave_answers(store: JobStore, job_id: str, responses: dict[str, Any]) -> bool:
+async def leave_answers(store: Documents, job_id: str, responses: dict[str, Any]) -> bool:
     """Leave answers for the round the task waits on; False if it waits on nothing.
 
     Answers already left for the same round are kept unless answered again, so two
@@ -62,7 +72,7 @@ async def leave_answers(store: JobStore, job_id: str, responses: dict[str, Any])
     return True
 
 
-async def _read(store: JobStore, job_id: str, name: str) -> dict[str, Any] | None:
+async def _read(store: Readable, job_id: str, name: str) -> dict[str, Any] | None:
     found = await store.get_result(job_id, name)
     if found is None:
         return None

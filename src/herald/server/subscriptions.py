@@ -29,10 +29,10 @@ from typing import Any, Protocol
 
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
-from herald.jobs.service import JobListener
-from herald.jobs.store import JobStore
+from herald.jobs.store import JobReader
 from herald.protocol.messages import Notification, RequestId
 from herald.protocol.versions import Era
+from herald.runtime.jobs import Jobs
 from herald.server.jobs import JOB_EVENTS_EXTENSION, JOB_EVENTS_FILTER
 from herald.server.outbox import Outbox
 from herald.server.principal import Principal, may_see
@@ -58,9 +58,7 @@ class NotificationSource(Protocol):
 
     def add_listener(self, listener: NotificationListener) -> Callable[[], None]: ...
 
-    def add_job_listener(
-        self, listener: JobListener, *, owner: str | None = None, job_id: str | None = None
-    ) -> Callable[[], None]: ...
+    jobs: Jobs
 
 
 def agreed_filter(
@@ -166,9 +164,9 @@ class Subscription:
         if self._methods or self._uris:
             stops.append(self.server.add_listener(on_notification))
         if self._job_ids is not None:
-            stops += [self.server.add_job_listener(on_job_event, job_id=job_id) for job_id in self._job_ids]
+            stops += [self.server.jobs.add_listener(on_job_event, job_id=job_id) for job_id in self._job_ids]
         elif self._jobs:  # `true`: agreed only for a subscriber with an identity, its owner
-            stops.append(self.server.add_job_listener(on_job_event, owner=self.owner))
+            stops.append(self.server.jobs.add_listener(on_job_event, owner=self.owner))
 
         def stop() -> None:
             for each in stops:
@@ -184,7 +182,7 @@ class Subscription:
             return job.job_id in self._job_ids and may_see(job.owner, self.principal)
         return bool(self.owner) and job.owner == self.owner
 
-    async def replay(self, store: JobStore, outbox: Outbox) -> None:
+    async def replay(self, store: JobReader, outbox: Outbox) -> None:
         """The events so far of the jobs the subscription names (those it may see), then those
         that came live meanwhile, read from the store too, so each job's events go out in
         order; from then on live events go out as they come.
@@ -207,7 +205,7 @@ class Subscription:
         finally:
             self._heard_live = None  # nothing is behind (or the listen has ended): live from here
 
-    async def _send_stored(self, store: JobStore, job_id: str, outbox: Outbox) -> None:
+    async def _send_stored(self, store: JobReader, job_id: str, outbox: Outbox) -> None:
         for event in await store.events_after(job_id, self._sent.get(job_id, 0)):
             self._deliver_once(job_id, event, outbox.send)
             await outbox.drain()

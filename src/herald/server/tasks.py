@@ -22,7 +22,6 @@ every `tasks/cancel`, so the extension answers its empty ack.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, cast
 
@@ -32,16 +31,17 @@ from pydantic import BaseModel
 
 from herald.content import resource_link, text
 from herald.jobs.record import JobRecord
-from herald.jobs.service import JobListener, JobService, UnknownJob
+from herald.jobs.service import UnknownJob
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import InvalidParams, MethodNotFound, MissingClientCapability, ProtocolError
 from herald.protocol.validation import serialize_result
 from herald.protocol.versions import is_at_least
 from herald.runtime.context import JobContext, JobFailure
-from herald.runtime.runner import JobRunner, ShuttingDown, created_job, launch_job
+from herald.runtime.jobs import Jobs
+from herald.runtime.runner import ShuttingDown
 from herald.server.context import Context
 from herald.server.inputs import TaskInputs
-from herald.server.principal import Principal, may_see
+from herald.server.principal import Principal, viewer
 from herald.server.registry import Registry, ToolSpec
 from herald.server.scope import RequestScope
 from herald.server.stored_inputs import StoredInputs, leave_answers, stored_requests
@@ -60,14 +60,7 @@ class TaskHost(Protocol):
 
     registry: Registry
     page_size: int
-
-    def job_service(self) -> JobService: ...
-
-    def job_runner(self) -> JobRunner: ...
-
-    def add_job_listener(
-        self, listener: JobListener, *, owner: str | None = None, job_id: str | None = None
-    ) -> Callable[[], None]: ...
+    jobs: Jobs
 
 
 class TaskManager:
@@ -114,33 +107,44 @@ class TaskManager:
             started = await run(context)
             return self.created(await self.job(started["structuredContent"]["jobId"]), shape)
         preflight = await spec.task_preflight(context) if spec.task_preflight is not None else None
-        if not self.server.job_runner().accepting:
-            raise ShuttingDown()
-        service = self.server.job_service()
-        job = await created_job(
-            service.create(spec.name, arguments, owner=scope.owner, retain_seconds=TASK_TTL_MS / 1000)
-        )
-        inputs = self.inputs[job.job_id] = TaskInputs(StoredInputs(service.store, job.job_id))
+        jobs = self.server.jobs
         context.input_round = None
         context.requester = None
-        context.task_inputs = inputs
         context.preflight = preflight
         context.close_stream_callback = None
 
-        async def body(ctx: JobContext) -> None:
+        readied: list[str] = []
+
+        def ready(job: JobRecord) -> None:
+            """The request's context becomes the task's: input requests wait for `tasks/update`."""
+            readied.append(job.job_id)
+            context.task_inputs = self.inputs[job.job_id] = TaskInputs(StoredInputs(jobs, job.job_id))
+
+        async def body(ctx: JobContext, **_: Any) -> None:  # the arguments are the request's
             try:
                 result = await run(context)
             except ProtocolError as error:
                 raise JobFailure(str(error.code), error.message) from None
             finally:
-                self.inputs.pop(job.job_id, None)
+                self.inputs.pop(ctx.job_id, None)
             uri = await ctx.save_result(TASK_RESULT, orjson.dumps(result), "application/json")
             ctx.complete(uri)
 
         try:
-            await launch_job(self.server.job_runner(), job, body, {}, "ctx", context.job_log(job.job_id))
+            job = await jobs.start(
+                spec.name,
+                body,
+                arguments,
+                context_name="ctx",
+                job_log=context.job_log,
+                owner=scope.owner,
+                retain_seconds=TASK_TTL_MS / 1000,
+                here=True,
+                before_run=ready,
+            )
         except ShuttingDown:
-            self.inputs.pop(job.job_id, None)
+            for job_id in readied:
+                self.inputs.pop(job_id, None)
             raise
         return self.created(job, shape)
 
@@ -172,7 +176,7 @@ class TaskManager:
         inputs = self.inputs.get(job.job_id)
         if inputs is not None:
             return dict(inputs.pending)
-        return await stored_requests(self.server.job_service().store, job.job_id)
+        return await stored_requests(self.server.jobs.reader, job.job_id)
 
     def look_for_answers(self, job_id: str) -> None:
         """Another replica left answers for a task of this process's: take them now."""
@@ -201,16 +205,13 @@ class TaskManager:
         if not isinstance(task_id, str):
             raise InvalidParams("Invalid params: 'taskId' must be a string")
         try:
-            job = await self.server.job_service().get(task_id)
+            return await self.server.jobs.visible(task_id, viewer(principal))
         except UnknownJob:
             raise InvalidParams(f"Unknown task: {task_id!r}") from None
-        if not may_see(job.owner, principal):
-            raise InvalidParams(f"Unknown task: {task_id!r}")
-        return job
 
     async def result(self, job: JobRecord) -> dict[str, Any]:
         """The tool's result for a completed task, the same in both shapes."""
-        stored = await self.server.job_service().store.get_result(job.job_id, TASK_RESULT)
+        stored = await self.server.jobs.reader.get_result(job.job_id, TASK_RESULT)
         if stored is not None:
             found: dict[str, Any] = orjson.loads(stored[1])
             return found
@@ -262,9 +263,7 @@ class TaskManager:
         inputs = self.inputs.get(job.job_id)
         if inputs is not None:
             inputs.answer(responses)
-        elif (
-            await leave_answers(self.server.job_service().store, job.job_id, responses) and self.answers_left
-        ):
+        elif await leave_answers(self.server.jobs, job.job_id, responses) and self.answers_left:
             self.answers_left(job.job_id)  # the task runs on another replica: it looks now
         return {"resultType": "complete"}
 
@@ -279,11 +278,11 @@ class TaskManager:
         job = await self.job(scope.params.get("taskId"), scope.principal)
         if job.terminal and not scope.era.stateless:
             raise InvalidParams(_not_cancellable(job))
-        if not job.terminal and not self.server.job_runner().cancel(job.job_id):
-            await self.server.job_service().cancel(job.job_id, "cancelled on request")
+        if not job.terminal:
+            await self.server.jobs.cancel(job.job_id)
         if scope.era.stateless:
             return {"resultType": "complete"}
-        job = await self._until_ended(job.job_id)
+        job = await self.server.jobs.until_ended(job.job_id)
         if job.status != "cancelled":  # it ended another way while the cancellation was on its way
             raise InvalidParams(_not_cancellable(job))
         return wire(CancelTaskResult(**self.fields(job)))
@@ -294,7 +293,9 @@ class TaskManager:
             raise MethodNotFound(
                 "Method not found: tasks/result does not exist in protocol version 2026-07-28"
             )
-        job = await self._until_ended((await self.job(scope.params.get("taskId"), scope.principal)).job_id)
+        job = await self.server.jobs.until_ended(
+            (await self.job(scope.params.get("taskId"), scope.principal)).job_id
+        )
         if job.status == "completed":
             result = await self.result(job)
         elif self.starts_job(job):  # the tool's own answer, with the job's error in it
@@ -318,36 +319,18 @@ class TaskManager:
         cursor = scope.params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidParams("Invalid params for tasks/list: 'cursor' must be a string")
-        service = self.server.job_service()
+        jobs = self.server.jobs
         ids: list[dict[str, object]] = [
-            {"taskId": job_id} for job_id in await service.store.job_ids(owner=scope.owner)
+            {"taskId": job_id} for job_id in await jobs.reader.job_ids(owner=scope.owner)
         ]
         page = paginate("tasks", ids, cursor, self.server.page_size)
         entries = cast(list[dict[str, str]], page["tasks"])  # a slice of `ids`
         tasks = []
         for entry in entries:
-            job = await service.get(entry["taskId"])
+            job = await jobs.get(entry["taskId"])
             tasks.append(self.describe(job, await self.waiting_on(job)))
         next_cursor = cast(str | None, page.get("nextCursor"))
         return wire(ListTasksResult(tasks=tasks, next_cursor=next_cursor))
-
-    async def _until_ended(self, job_id: str) -> JobRecord:
-        """The job once it has ended (now, if it already has)."""
-        service = self.server.job_service()
-        ended = asyncio.Event()
-
-        def listener(job: JobRecord, _: Any) -> None:
-            if job.terminal:
-                ended.set()
-
-        stop = self.server.add_job_listener(listener, job_id=job_id)
-        try:
-            job = await service.get(job_id)
-            if not job.terminal:
-                await ended.wait()
-            return await service.get(job_id)
-        finally:
-            stop()
 
 
 def wire(model: BaseModel) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.server.outbox import Outbox
 from herald.stores.conformance import check_event_log, check_job_queue, check_job_store, check_session_store
+from herald.testing.jobs import job_ended, job_event
 from herald.testing.transport_check import WireSession, check_server, check_transport
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "check_transport",
     "connect",
     "free_port",
+    "job_ended",
+    "job_event",
     "redis_server",
     "wait_until_listening",
 ]

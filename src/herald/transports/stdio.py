@@ -178,7 +178,7 @@ async def _serve(
         outbox.send(error_response(error_id(error), error))
 
     receive = connection.receive_data if recorder is None else recorder.receiving(connection.receive_data)
-    await server.start_jobs()
+    await server.jobs.start_up()
     eof: asyncio.Future[bool] = loop.create_future()
 
     def take(line: bytes) -> None:
@@ -207,7 +207,7 @@ async def _serve(
             if recorder is not None:
                 recorder.ended("client", "signal" if cancelled else "eof")
             await connection.aclose(cancel=bool(cancelled))
-        await server.stop_jobs()
+        await server.jobs.shut_down()
         # Everything answered goes out; a client that signalled us may not read it, so it
         # gets a moment for that, not for ever.
         with contextlib.suppress(TimeoutError):

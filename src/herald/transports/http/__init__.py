@@ -76,7 +76,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await server.start_jobs()
+        await server.jobs.start_up()
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if message_log is not None:
@@ -90,7 +90,7 @@ def create_app(
                     await stack.enter_async_context(ReplicaRelay(server, sessions, registry).running())
                 yield
         finally:
-            await server.stop_jobs()
+            await server.jobs.shut_down()
             await event_log.aclose()
 
     routes = [

@@ -80,7 +80,7 @@ class HttpSession:
             STANDALONE,
             hold_until_started=False,
             spawn=self.spawn,
-            jobs=lambda: server.job_service().store,
+            jobs=lambda: server.jobs.reader,
             record_while_unheard=not shared,
         )
         self.connection = Connection(
