@@ -1,9 +1,10 @@
 """Run the official MCP conformance suites against examples/everything, as CI does.
 
-Starts the fixture server on a free loopback port, runs the shared `run-server-suite`
-four times (harness 0.1.16; 0.2.0-alpha.12 at 2025-11-25, at 2026-07-28, and with no
-spec version, which adds the tasks extension scenarios at their default wire) and holds
-each to its bar: 0.1.16 must pass all 32 scenarios with no WARN line, the alpha runs
+Runs the shared `run-server-suite` four times (harness 0.1.16; 0.2.0-alpha.12 at
+2025-11-25, at 2026-07-28, and with no spec version, which adds the tasks extension
+scenarios at their default wire), at once, each against a fixture server of its own on a
+free loopback port (so no run sees another's sessions or notifications), and holds each
+to its bar: 0.1.16 must pass all 32 scenarios with no WARN line, the alpha runs
 must have 0 failures (a SKIP, such as the skills scenarios, counts as neither).
 Exits non-zero if any run misses its bar. Stdlib only.
 
@@ -13,6 +14,7 @@ where a missing suite is a failure.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
 import socket
@@ -64,24 +66,33 @@ def wait_until_listening(port: int, process: subprocess.Popen[bytes], seconds: f
     raise SystemExit("conformance: the fixture server did not start listening")
 
 
-def run_suite(arguments: list[str], url: str, bar: Bar) -> bool:
-    command = [str(SUITE), *arguments, url]
-    print(f"\n$ {' '.join(command[1:-1]) or '(harness 0.1.16)'} {url}", flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
-    output = done.stdout + done.stderr
-    print(output, flush=True)
+def run_suite(arguments: list[str], bar: Bar) -> tuple[bool, str]:
+    """One suite run against a fixture server of its own: whether it met its bar, and what it said."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = subprocess.Popen([sys.executable, str(FIXTURE), "--port", str(port)], cwd=REPO)
+    try:
+        wait_until_listening(port, server)
+        command = [str(SUITE), *arguments, url]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    output = f"\n$ {' '.join(command[1:-1]) or '(harness 0.1.16)'} {url}\n{done.stdout}{done.stderr}"
     found = SUMMARY.search(output)
     if found is None:
-        print("conformance: no summary line from the suite", flush=True)
-        return False
+        return False, output + "conformance: no summary line from the suite\n"
     passed, failed = int(found.group(1)), int(found.group(2))
     ok = failed == 0 and done.returncode == 0
     if bar.passed is not None:
         ok = ok and passed == bar.passed
     if bar.no_warn and re.search(r"^WARN ", output, re.MULTILINE):
-        print("conformance: a scenario passed with warnings; none are allowed", flush=True)
+        output += "conformance: a scenario passed with warnings; none are allowed\n"
         ok = False
-    return ok
+    return ok, output
 
 
 def main() -> int:
@@ -92,18 +103,13 @@ def main() -> int:
             return 1
         print(f"{message}; skipped (set CI=true to make this an error)")
         return 0
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    server = subprocess.Popen([sys.executable, str(FIXTURE), "--port", str(port)], cwd=REPO)
-    try:
-        wait_until_listening(port, server)
-        results = [run_suite(arguments, url, bar) for arguments, bar in RUNS]
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(RUNS)) as pool:
+        runs = [pool.submit(run_suite, arguments, bar) for arguments, bar in RUNS]
+        results = []
+        for run in runs:  # printed in the order of RUNS, each whole
+            ok, output = run.result()
+            print(output, flush=True)
+            results.append(ok)
     # Suite runs that met their bar, in the closing-line form CI readers know.
     print(f"\nsuites: {sum(results)} passed, {len(results) - sum(results)} failed", flush=True)
     return 0 if all(results) else 1
