@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
 from herald.jobs.store import JobStore
@@ -28,18 +28,18 @@ from herald.runtime.runner import (
     JobFunction,
 )
 from herald.server.admission import Admission
+from herald.server.capabilities import capabilities
 from herald.server.jobs import (
-    JOB_EVENTS_EXTENSION,
-    JOB_EVENTS_SETTINGS,
     install_job_support,
     job_tool,
     open_job_tools_to_widgets,
 )
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
+from herald.server.scopes import Scopes
 from herald.server.signature import read_signature
 from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
 from herald.server.subscriptions import NotificationListener
-from herald.server.tasks import TASKS_EXTENSION, TaskManager
+from herald.server.tasks import TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -110,19 +110,15 @@ class Server:
         self._listeners: Listeners[[Notification, str | None]] = Listeners()
         #: Also told each notification this process sends, to pass it to the other replicas.
         self.relay: ServerListener | None = None
-        self._capabilities: dict[str, Any] | None = None
-        self._modern_capabilities: dict[str, Any] = {}
+        self._capabilities: dict[Era, dict[str, Any]] = {}
         self.tasks: TaskManager = TaskManager(self)
         self.registry.on_change(self._list_changed)
         #: Who may start another job: counts per client and of waiting jobs.
         self.admission = Admission()
         self.jobs.add_listener(lambda job, _: self.admission.heard(job))
-        #: "tool:NAME", "resource:URI", "template:URI_TEMPLATE", "prompt:NAME" -> the OAuth scopes
-        #: a caller needs for it, where the transport authenticates callers.
-        self.scopes: dict[str, frozenset[str]] = {}
-        #: Set by a transport that asks for OAuth tokens: the scopes every request needs. Tools
-        #: then carry `securitySchemes`, and `tools/list` says which scopes each one needs.
-        self.oauth_scopes: frozenset[str] | None = None
+        #: The OAuth scopes declared on what this server offers, and those every request needs
+        #: (set by a transport that asks for tokens).
+        self.scopes = Scopes()
 
     # -- what the server says about itself ---------------------------------------------
 
@@ -145,38 +141,15 @@ class Server:
         return tool.input_schema if tool is not None else None
 
     def capabilities(self, era: Era = Era.HANDSHAKE) -> dict[str, Any]:
-        """Derived from the registry: a capability is declared exactly when it is served.
+        """What this server serves, as `era` declares it (`herald.server.capabilities`).
 
-        Every request consults it, so it is computed once per registry change. Treat the
-        returned dict as read-only. Tasks are a core capability in the handshake era and an
-        extension in 2026-07-28, so the two eras see different declarations.
+        Every request consults it, so it is derived once per registry change and era. Treat
+        the returned dict as read-only.
         """
-        if self._capabilities is None:
-            self._capabilities = self._derive_capabilities()
-            self._modern_capabilities = dict(self._capabilities)
-            if any(spec.task_support for spec in self.registry.tools.values()):
-                self._capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-                extensions = dict(self._modern_capabilities.get("extensions", {}))
-                extensions[TASKS_EXTENSION] = {}
-                self._modern_capabilities["extensions"] = extensions
-        return self._modern_capabilities if era.stateless else self._capabilities
-
-    def _derive_capabilities(self) -> dict[str, Any]:
-        registry = self.registry
-        capabilities: dict[str, Any] = {"logging": {}}
-        if registry.tools:
-            capabilities["tools"] = {"listChanged": True}
-        if registry.resources or registry.templates:
-            capabilities["resources"] = {"subscribe": True, "listChanged": True}
-        if registry.prompts:
-            capabilities["prompts"] = {"listChanged": True}
-        if registry.has_completions():
-            capabilities["completions"] = {}
-        if "get_job_status" in registry.tools:
-            # Handshake-era schemas know `experimental`, 2026-07-28 `extensions`: declare both.
-            capabilities["experimental"] = {JOB_EVENTS_EXTENSION: JOB_EVENTS_SETTINGS}
-            capabilities["extensions"] = {JOB_EVENTS_EXTENSION: JOB_EVENTS_SETTINGS}
-        return capabilities
+        found = self._capabilities.get(era)
+        if found is None:
+            found = self._capabilities[era] = capabilities(self.registry, era)
+        return found
 
     # -- server-initiated messages -------------------------------------------------------
 
@@ -193,7 +166,7 @@ class Server:
         self._broadcast(Notification("notifications/resources/updated", {"uri": uri}), uri)
 
     def _list_changed(self, kind: ListKind) -> None:
-        self._capabilities = None
+        self._capabilities.clear()
         self._broadcast(Notification(f"notifications/{kind}/list_changed"), None)
 
     def _broadcast(self, notification: Notification, uri: str | None) -> None:
@@ -286,7 +259,7 @@ class Server:
 
         def register(target: F) -> F:
             tool_name = name or target.__name__
-            self._declare_scopes("tool", tool_name, scopes)
+            self.scopes.declare("tool", tool_name, scopes)
             context_name = read_signature(target, JobContext).context_parameter
             self.jobs.add_function(tool_name, JobFunction(target, context_name, resumable))
             if not self.registry.tools.get("get_job_status"):
@@ -394,7 +367,7 @@ class Server:
         """
 
         def register(target: F) -> F:
-            self._declare_scopes("tool", name or target.__name__, scopes)
+            self.scopes.declare("tool", name or target.__name__, scopes)
             self.registry.add_tool(
                 tool_spec(
                     target,
@@ -433,7 +406,7 @@ class Server:
         """Register a resource at a fixed URI; the function returns str, bytes or JSON data."""
 
         def register(target: F) -> F:
-            self._declare_scopes("resource", uri, scopes)
+            self.scopes.declare("resource", uri, scopes)
             self.registry.add_resource(
                 resource_spec(
                     target,
@@ -472,7 +445,7 @@ class Server:
         """
 
         def register(target: F) -> F:
-            self._declare_scopes("template", uri_template, scopes)
+            self.scopes.declare("template", uri_template, scopes)
             self.registry.add_template(
                 template_spec(
                     target,
@@ -505,7 +478,7 @@ class Server:
         """Register a prompt; its string parameters are the prompt's arguments."""
 
         def register(target: F) -> F:
-            self._declare_scopes("prompt", name or target.__name__, scopes)
+            self.scopes.declare("prompt", name or target.__name__, scopes)
             self.registry.add_prompt(
                 prompt_spec(
                     target,
@@ -525,39 +498,6 @@ class Server:
         self.registry.remove_prompt(name)
 
     # -- authorization -------------------------------------------------------------------
-
-    def _declare_scopes(self, kind: str, name: str, scopes: Iterable[str]) -> None:
-        wanted = frozenset(scopes)
-        if isinstance(scopes, str) or any(not isinstance(scope, str) or not scope for scope in wanted):
-            raise TypeError(f"scopes of {kind} {name!r} must be a list of scope names, not {scopes!r}")
-        if wanted:
-            self.scopes[f"{kind}:{name}"] = wanted
-        else:
-            self.scopes.pop(f"{kind}:{name}", None)
-
-    def required_scopes(self, method: str, params: Mapping[str, Any] | None) -> frozenset[str]:
-        """The scopes a request needs beyond the server's own: those of the tool, resource,
-        template or prompt it names (none for anything else)."""
-        if not self.scopes or not isinstance(params, Mapping):
-            return frozenset()
-        if method in ("tools/call", "prompts/get"):
-            kind = "tool" if method == "tools/call" else "prompt"
-            return self.scopes.get(f"{kind}:{params.get('name')}", frozenset())
-        if method == "resources/read" and isinstance(params.get("uri"), str):
-            uri = params["uri"]
-            if self.registry.find_resource(uri) is not None:
-                return self.scopes.get(f"resource:{uri}", frozenset())
-            found = self.registry.find_template(uri)
-            if found is not None:
-                return self.scopes.get(f"template:{found[0].uri_template}", frozenset())
-        return frozenset()
-
-    def security_schemes(self, tool: str) -> list[dict[str, Any]] | None:
-        """A tool's `securitySchemes` (ChatGPT's Apps SDK), when the transport asks for tokens."""
-        if self.oauth_scopes is None:
-            return None
-        scopes = sorted(self.oauth_scopes | self.scopes.get(f"tool:{tool}", frozenset()))
-        return [{"type": "oauth2", "scopes": scopes}]
 
 
 def _configured_state_key() -> bytes | None:

@@ -84,7 +84,7 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
     if result.get("resultType") == "task" or (method == "tools/call" and "task" in result):
         return result  # a created task: the shape of the tasks extension, which the wire types do not list
     serialized = serialize_result(method, scope.version, result)
-    if method == "tools/list" and server.oauth_scopes is not None:
+    if method == "tools/list" and server.scopes.every_request is not None:
         add_security_schemes(server, serialized)
     return serialized
 
@@ -96,7 +96,7 @@ def add_security_schemes(server: Server, result: dict[str, Any]) -> None:
     read it beside the tool's name, and older ones in `_meta`.
     """
     for tool in result.get("tools", []):
-        schemes = server.security_schemes(tool["name"])
+        schemes = server.scopes.security_schemes(tool["name"])
         tool["securitySchemes"] = schemes
         tool["_meta"] = {**tool.get("_meta", {}), "securitySchemes": schemes}
 

@@ -71,7 +71,7 @@ def create_app(
         from herald.auth.tokens import verifier_for  # PyJWT and httpx, for a server that asks for tokens
 
         gate = Gate(config.auth, verifier_for(config.auth))
-        server.oauth_scopes = config.auth.required_scopes
+        server.scopes.every_request = config.auth.required_scopes
     endpoint = MCPEndpoint(server, config, registry, event_log, gate)
 
     @contextlib.asynccontextmanager

@@ -410,7 +410,10 @@ class MCPEndpoint:
         assert self.gate is not None
         for message in decoded.items if isinstance(decoded, Batch) else (decoded,):
             if isinstance(message, Request):
-                self.gate.require(principal, self.server.required_scopes(message.method, message.params))
+                self.gate.require(
+                    principal,
+                    self.server.scopes.required(self.server.registry, message.method, message.params),
+                )
 
 
 class Collected(Outbox):

@@ -1,0 +1,60 @@
+"""The OAuth scopes a request needs: the server's own, and those of what it names.
+
+`@server.tool(scopes=[...])` (and resources, templates, prompts, jobs) declares that
+calling it takes scopes beyond the ones every request needs; the HTTP transport checks
+them once it knows the caller (`herald.server.principal`). Where tokens are asked for,
+`tools/list` tells each tool's scopes as ChatGPT's `securitySchemes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from herald.server.registry import Registry
+
+__all__ = ["Scopes"]
+
+
+class Scopes:
+    """The scopes declared on what a server offers, and those every request needs."""
+
+    def __init__(self) -> None:
+        #: "tool:NAME", "resource:URI", "template:URI_TEMPLATE", "prompt:NAME" -> its scopes.
+        self.declared: dict[str, frozenset[str]] = {}
+        #: Set by a transport that asks for OAuth tokens: the scopes every request needs. Tools
+        #: then carry `securitySchemes`, and `tools/list` says which scopes each one needs.
+        self.every_request: frozenset[str] | None = None
+
+    def declare(self, kind: str, name: str, scopes: Iterable[str]) -> None:
+        wanted = frozenset(scopes)
+        if isinstance(scopes, str) or any(not isinstance(scope, str) or not scope for scope in wanted):
+            raise TypeError(f"scopes of {kind} {name!r} must be a list of scope names, not {scopes!r}")
+        if wanted:
+            self.declared[f"{kind}:{name}"] = wanted
+        else:
+            self.declared.pop(f"{kind}:{name}", None)
+
+    def required(self, registry: Registry, method: str, params: Mapping[str, Any] | None) -> frozenset[str]:
+        """The scopes a request needs beyond every request's: those of the tool, resource,
+        template or prompt it names (none for anything else)."""
+        if not self.declared or not isinstance(params, Mapping):
+            return frozenset()
+        if method in ("tools/call", "prompts/get"):
+            kind = "tool" if method == "tools/call" else "prompt"
+            return self.declared.get(f"{kind}:{params.get('name')}", frozenset())
+        if method == "resources/read" and isinstance(params.get("uri"), str):
+            uri = params["uri"]
+            if registry.find_resource(uri) is not None:
+                return self.declared.get(f"resource:{uri}", frozenset())
+            found = registry.find_template(uri)
+            if found is not None:
+                return self.declared.get(f"template:{found[0].uri_template}", frozenset())
+        return frozenset()
+
+    def security_schemes(self, tool: str) -> list[dict[str, Any]] | None:
+        """A tool's `securitySchemes` (ChatGPT's Apps SDK), when the transport asks for tokens."""
+        if self.every_request is None:
+            return None
+        scopes = sorted(self.every_request | self.declared.get(f"tool:{tool}", frozenset()))
+        return [{"type": "oauth2", "scopes": scopes}]
