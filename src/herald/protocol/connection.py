@@ -61,7 +61,7 @@ Reply = Response | ErrorResponse
 
 
 @dataclass(slots=True)
-class ClientSession:
+class SessionData:
     """Handshake-era state that outlives a request: plain data, so a store can hold it."""
 
     protocol_version: str
@@ -89,7 +89,7 @@ class RequestReceived:
     client_info: Mapping[str, Any] | None
     progress_token: str | int | None
     log_threshold: str | None
-    session: ClientSession | None
+    session: SessionData | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +183,7 @@ class ServerConnection:
         self.tool_schema = tool_schema
         self.max_message_bytes = max_message_bytes
         self.handshake = HandshakeSession()
-        self.session: ClientSession | None = None
+        self.session: SessionData | None = None
         self._in_flight: set[RequestId] = set()
         self._endless: set[RequestId] = set()
         self._awaiting_client: set[RequestId] = set()
@@ -305,10 +305,10 @@ class ServerConnection:
         version = negotiate(params.get("protocolVersion"))
         self.handshake.receive(SessionInput.INITIALIZE)
         self.handshake.protocol_version = version
-        self.session = ClientSession(version, params.get("capabilities") or {}, params.get("clientInfo"))
+        self.session = SessionData(version, params.get("capabilities") or {}, params.get("clientInfo"))
         return Response(request.id, {"protocolVersion": version, **self.hello()})
 
-    def resume(self, session: ClientSession, *, operating: bool) -> None:
+    def resume(self, session: SessionData, *, operating: bool) -> None:
         """Take up a session another connection began (a replica's, found in the session store).
 
         It is as if this connection had answered its `initialize` (and, with `operating`,

@@ -29,10 +29,10 @@ from herald.protocol.connection import (
     BatchReceived,
     CancelRequested,
     ClientAnswered,
-    ClientSession,
     Event,
     RequestReceived,
     ServerConnection,
+    SessionData,
 )
 from herald.protocol.messages import ErrorResponse, Message, Notification, RequestId, Response
 from herald.server.dispatch import respond
@@ -101,7 +101,7 @@ class Connection:
             self._stop_job_events = server.jobs.add_listener(self._on_job_event, owner=self.owner_id)
 
     @property
-    def session(self) -> ClientSession | None:
+    def session(self) -> SessionData | None:
         return self.protocol.session
 
     # -- lifetime ------------------------------------------------------------------------------

@@ -6,14 +6,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from herald.protocol.connection import ClientSession, RequestReceived
+from herald.protocol.connection import RequestReceived, SessionData
 from herald.protocol.messages import Request
 from herald.protocol.versions import Era
 from herald.server.inputs import ClientRequester
 from herald.server.outbox import Outbox
 from herald.server.principal import Principal
 
-__all__ = ["ClientSession", "RequestScope"]
+__all__ = ["RequestScope", "SessionData"]
 
 
 @dataclass(slots=True)
@@ -28,7 +28,7 @@ class RequestScope:
     outbox: Outbox
     progress_token: str | int | None = None
     log_threshold: str | None = None
-    session: ClientSession | None = None
+    session: SessionData | None = None
     requester: ClientRequester | None = None
     close_stream: Callable[[], None] | None = None
     owner: str | None = None

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from herald.protocol.connection import ClientSession
+from herald.protocol.connection import SessionData
 from herald.protocol.messages import RequestId
 from herald.protocol.session import SessionInput
 from herald.server.app import Server
@@ -131,7 +131,7 @@ class HttpSession:
         protocol = self.connection.protocol
         if protocol.session is None:
             protocol.resume(
-                ClientSession(record.protocol_version, record.client_capabilities, record.client_info),
+                SessionData(record.protocol_version, record.client_capabilities, record.client_info),
                 operating=record.operating,
             )
         elif record.operating and not protocol.may_notify:
