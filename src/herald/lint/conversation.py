@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from herald.lint.bounded import Recent
+from herald.protocol.versions import Era
 
 #: How many ids, answers and event ids the whole log's conversations remember (see `Recent`).
 MEMORY: Final = 4096
@@ -31,11 +32,6 @@ class Phase(enum.IntEnum):
     INITIALIZING = 1  # `initialize` sent, not answered
     ANSWERED = 2  # `initialize` answered, `notifications/initialized` not sent
     READY = 3  # `notifications/initialized` sent
-
-
-class Era(enum.Enum):
-    HANDSHAKE = "handshake"
-    MODERN = "modern"
 
 
 @dataclass(slots=True)

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from herald.lint.conversation import Conversation, Era, Phase
+from herald.lint.conversation import Conversation, Phase
 from herald.lint.messages import CLIENT_CAPABILITY, NOTIFICATION_NEEDS, SERVER_CAPABILITY, has_capability
 from herald.protocol.errors import ProtocolError
 from herald.protocol.http import check_modern_headers
 from herald.protocol.modern import read_envelope
+from herald.protocol.versions import Era
 
 Report = Callable[[str, str], None]
 
@@ -119,7 +120,7 @@ def notification(
     needs = NOTIFICATION_NEEDS.get(method)
     if needs is None:
         return
-    declared = modern_server_capabilities if era is Era.MODERN else conversation.server_capabilities
+    declared = modern_server_capabilities if era is Era.STATELESS else conversation.server_capabilities
     rule, path = needs
     if declared is not None and not has_capability(declared, path):
         report(rule, f"{method} without the server capability {'.'.join(path)}")

@@ -26,8 +26,9 @@ Direction = Literal["request", "notification", "result"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Era:
-    """One schema era: the package of its wire models and what each method is checked with."""
+class EraSchemas:
+    """The wire models of one era (`herald.protocol.versions.Era`): their package, and the
+    model each method is checked with."""
 
     package: str
     #: Client requests: method -> model of the whole request frame.
@@ -56,7 +57,7 @@ _SHARED_RESULTS: Final = {
     "tools/list": ("ListToolsResult",),
 }
 
-HANDSHAKE_ERA: Final = Era(
+HANDSHAKE_SCHEMAS: Final = EraSchemas(
     package="mcp_types._v2025_11_25",
     requests={
         **_SHARED_REQUESTS,
@@ -85,7 +86,7 @@ HANDSHAKE_ERA: Final = Era(
     },
 )
 
-MODERN_ERA: Final = Era(
+STATELESS_SCHEMAS: Final = EraSchemas(
     package="mcp_types._v2026_07_28",
     requests={
         **_SHARED_REQUESTS,
@@ -103,9 +104,9 @@ MODERN_ERA: Final = Era(
     },
 )
 
-ERAS: Final[Mapping[str, Era]] = {
-    **dict.fromkeys(HANDSHAKE_PROTOCOL_VERSIONS, HANDSHAKE_ERA),
-    **dict.fromkeys(MODERN_PROTOCOL_VERSIONS, MODERN_ERA),
+ERAS: Final[Mapping[str, EraSchemas]] = {
+    **dict.fromkeys(HANDSHAKE_PROTOCOL_VERSIONS, HANDSHAKE_SCHEMAS),
+    **dict.fromkeys(MODERN_PROTOCOL_VERSIONS, STATELESS_SCHEMAS),
 }
 
 
@@ -122,7 +123,7 @@ def wire_type(direction: Direction, method: str, version: str) -> Any:
 
 
 @cache
-def _resolve(era: Era, direction: Direction, method: str) -> Any:
+def _resolve(era: EraSchemas, direction: Direction, method: str) -> Any:
     package = _package(era.package)
     if direction == "request":
         return getattr(package, era.requests[method])
