@@ -203,10 +203,10 @@ async def test_a_creation_sent_again_is_recognised_and_another_is_refused(
     job = JobRecord("twice", "tool", now, now, sequence=1)
     created = JobEvent("twice", 1, "created", now, {"status": "pending"})
     try:
-        monkeypatch.setattr("herald.stores.redis.secrets.token_hex", lambda size: "one-try")
+        monkeypatch.setattr("herald.stores.redis.jobs.secrets.token_hex", lambda size: "one-try")
         await store.create(job, created)
         await store.create(job, created)  # the same try, sent again
-        monkeypatch.setattr("herald.stores.redis.secrets.token_hex", lambda size: "another-try")
+        monkeypatch.setattr("herald.stores.redis.jobs.secrets.token_hex", lambda size: "another-try")
         with pytest.raises(StoreError, match="exists already"):
             await store.create(job, created)
         assert await store.get("twice") == job
