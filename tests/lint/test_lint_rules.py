@@ -1,7 +1,7 @@
 """Each rule, on hand-made logs: the message that breaks it is found, and its lawful neighbour is not.
 
 The logs are written with `MessageLog`, the writer the recorders use, so they are logs as
-`herald record` writes them; `tests/wire/test_mistakes.py` makes the same mistakes with
+`herald record` writes them; `tests/lint/test_mistakes.py` makes the same mistakes with
 real processes.
 """
 

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.http.conftest import CANCELLED, GATES, HEADERS, STARTED, EventReader, Running, event
+from tests.transports.http.conftest import CANCELLED, GATES, HEADERS, STARTED, EventReader, Running, event
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}

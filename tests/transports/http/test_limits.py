@@ -17,7 +17,7 @@ import pytest
 
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
-from tests.http.conftest import (
+from tests.transports.http.conftest import (
     CANCELLED,
     GATES,
     HEADERS,
@@ -27,8 +27,8 @@ from tests.http.conftest import (
     build_server,
     event,
 )
-from tests.http.test_modern_http import body as modern_body
-from tests.http.test_modern_http import headers as modern_headers
+from tests.transports.http.test_modern_http import body as modern_body
+from tests.transports.http.test_modern_http import headers as modern_headers
 
 LIMITS = HttpConfig(
     header_timeout=0.5, body_timeout=0.5, keepalive_timeout=0.5, max_connections=8, max_streams_per_session=2

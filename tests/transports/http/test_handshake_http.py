@@ -8,7 +8,16 @@ import re
 import orjson
 import pytest
 
-from tests.http.conftest import GATES, HEADERS, INIT_PARAMS, STARTED, EventReader, Running, event, read_events
+from tests.transports.http.conftest import (
+    GATES,
+    HEADERS,
+    INIT_PARAMS,
+    STARTED,
+    EventReader,
+    Running,
+    event,
+    read_events,
+)
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
 

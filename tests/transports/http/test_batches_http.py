@@ -16,7 +16,7 @@ import pytest
 
 from herald.server.app import Server
 from herald.testing import connect
-from tests.http.conftest import Running
+from tests.transports.http.conftest import Running
 
 PING = {"jsonrpc": "2.0", "id": "a", "method": "ping"}
 ECHO = {

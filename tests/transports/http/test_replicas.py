@@ -31,8 +31,8 @@ from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore
 from herald.stores.sqlite import SqliteEventLog, SqliteJobStore, SqliteSessionStore
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
-from tests.http.conftest import HEADERS, INIT_PARAMS, EventReader
 from tests.redis_server import redis_server
+from tests.transports.http.conftest import HEADERS, INIT_PARAMS, EventReader
 
 pytestmark = pytest.mark.slow  # replica processes on a shared store
 

@@ -23,10 +23,10 @@ from herald.stores.sqlite import SqliteEventLog, SqliteJobStore, SqliteSessionSt
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
 from herald.transports.http.sessions import REVALIDATE_SECONDS
-from tests.http.conftest import EventReader, build_server
 from tests.messages import INITIALIZED, POST_HEADERS, initialize
 from tests.servers import giftgenius_http
 from tests.small_disk import fill, small_disk
+from tests.transports.http.conftest import EventReader, build_server
 
 pytestmark = pytest.mark.slow
 

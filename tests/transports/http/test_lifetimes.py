@@ -22,11 +22,11 @@ from herald.stores.memory import MemoryEventLog
 from herald.transports.http.sessions import RESUMABLE_FINISHED_STREAMS
 from herald.transports.http.streams import DurableStream
 from herald.transports.http.unread import MAX_UNREAD_FRAMES
-from tests.http.conftest import CANCELLED, HEADERS, STARTED, Running, event, read_events
-from tests.http.test_modern_http import body as modern_body
-from tests.http.test_modern_http import headers as modern_headers
 from tests.messages import INITIALIZE
 from tests.servers import giftgenius_http
+from tests.transports.http.conftest import CANCELLED, HEADERS, STARTED, Running, event, read_events
+from tests.transports.http.test_modern_http import body as modern_body
+from tests.transports.http.test_modern_http import headers as modern_headers
 
 
 def call(name: str, arguments: dict[str, Any], request_id: int, token: int | None = None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
-from tests.http.conftest import HEADERS, INIT_PARAMS, Running, build_server
+from tests.transports.http.conftest import HEADERS, INIT_PARAMS, Running, build_server
 
 LISTED = "https://inspector.example"
 UNLISTED = "https://evil.example"

@@ -9,7 +9,7 @@ import jsonschema_rs
 import orjson
 
 from herald.jobs.events import all_schemas
-from tests.http.conftest import GATES, HEADERS, EventReader, Running, event
+from tests.transports.http.conftest import GATES, HEADERS, EventReader, Running, event
 
 VALIDATORS = {name: jsonschema_rs.validator_for(schema) for name, schema in all_schemas().items()}
 META = {

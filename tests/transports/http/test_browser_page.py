@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from herald import Server
 from herald.testing.http import serve_http
-from tests.http.conftest import Running
+from tests.transports.http.conftest import Running
 
 #: What Chrome and Firefox send when the user opens a URL.
 BROWSER = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}

@@ -30,7 +30,7 @@ from herald.stores.sqlite import SqliteEventLog, SqliteJobStore
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
 from herald.transports.http.streams import STANDALONE, DurableStream, resume_point, stored_frames
-from tests.http.conftest import HEADERS, INIT_PARAMS, EventReader
+from tests.transports.http.conftest import HEADERS, INIT_PARAMS, EventReader
 
 TOKEN = "five-steps"
 

@@ -29,7 +29,7 @@ from tests.wire.heavy import BROKEN_CHUNK, DATA_LINE, SMALL_EVENT
 from tests.wire.recording import HERALD, LIMIT, peak_resident, recorded_http, recording_proxy, valid_records
 
 MIB = 1024 * 1024
-HEAVY = Path(__file__).with_name("heavy.py")
+HEAVY = Path(__file__).parents[1] / "wire" / "heavy.py"
 #: A recorder's peak while far more than one message passes: its libraries and one message kept whole.
 PEAK_BOUND = 100 * MIB + 3 * MESSAGE_KEEP_BYTES
 

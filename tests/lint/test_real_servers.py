@@ -32,7 +32,7 @@ from tests.wire.recording import HERALD, recorded_http, valid_records
 pytestmark = pytest.mark.slow  # real server processes, recorded
 
 TIMEOUT = 60.0
-OTHER_SERVERS = Path(__file__).with_name("other_servers.py")
+OTHER_SERVERS = Path(__file__).parents[1] / "wire" / "other_servers.py"
 GIFTGENIUS = [sys.executable, "-m", "giftgenius", "serve", "--quiet", "--store", "memory"]
 CSV = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\nBo,Ops,board games,60\n"
 ERAS = {"handshake": "legacy", "modern": "auto"}
