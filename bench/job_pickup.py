@@ -98,7 +98,7 @@ async def run(make_store: Callable[[], JobStore], jobs: int, burst: int) -> dict
         if event.kind == "started" and not (waiting := hearing(job.job_id)).done():
             waiting.set_result(time.perf_counter())
 
-    service.subscribe(on_event)
+    service.add_listener(on_event)
     await replica.jobs.start_up()
     await asyncio.sleep(1.5)  # the worker has taken its lease and follows the store
 

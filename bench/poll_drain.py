@@ -11,7 +11,7 @@ and latency of a `get_job_status` answer. Bounded: it stops at `--timeout` secon
 whatever is left, then stops the server (SIGINT, so a cProfile run writes its profile).
 
   python bench/poll_drain.py [--jobs 1000] [--pollers 50] [--rows 20] [--timeout 150]
-      [--no-cursor] [--era stateless|session] [--honor-poll-after]
+      [--no-cursor] [--era modern|handshake] [--honor-poll-after]
       [--profile out.prof] [--server-arg=--max-running-jobs=8 ...]
 """
 
@@ -179,7 +179,7 @@ class Caller:
         self._listen = asyncio.create_task(read())
 
     async def open(self) -> None:
-        if self.era != "session":
+        if self.era != "handshake":
             return
         response = await self.http.post(
             self.url,
@@ -213,7 +213,7 @@ class Caller:
                 await self.http.delete(self.url, headers=self._headers("delete"))
 
     def _headers(self, method: str, name: str | None = None) -> dict[str, str]:
-        if self.era == "session":
+        if self.era == "handshake":
             headers = {
                 "accept": "application/json, text/event-stream",
                 "mcp-protocol-version": HANDSHAKE_VERSION,
@@ -236,7 +236,7 @@ class Caller:
         """(structuredContent, bytes of the answer's body)."""
         self._ids += 1
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
-        if self.era != "session":
+        if self.era != "handshake":
             params["_meta"] = MODERN_META
         body = {"jsonrpc": "2.0", "id": self._ids, "method": "tools/call", "params": params}
         sender = http or self.http
@@ -461,7 +461,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=150.0, help="seconds from the first start")
     parser.add_argument("--no-cursor", dest="cursor", action="store_false", help="poll without cursors")
-    parser.add_argument("--era", choices=("stateless", "session"), default="stateless")
+    parser.add_argument("--era", choices=("modern", "handshake"), default="modern")
     parser.add_argument(
         "--honor-poll-after", action="store_true", help="poll a job at most every pollAfterMs (500 ms)"
     )
@@ -472,7 +472,7 @@ def main() -> int:
         "--poll-after-starts", action="store_true", help="poll only once every start was answered"
     )
     parser.add_argument(
-        "--listen", action="store_true", help="session era: each client also holds its GET stream open"
+        "--listen", action="store_true", help="handshake era: each client also holds its GET stream open"
     )
     parser.add_argument("--client", choices=("raw", "httpx"), default="raw", help="the HTTP client")
     parser.add_argument("--launcher", type=Path, help="a script to run instead of `-m giftgenius`")

@@ -19,8 +19,8 @@ import pytest
 from giftgenius.app import build_server
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import InMemoryClient, connect
+from tests.modern import structured
 from tests.servers import giftgenius_http
-from tests.stateless import structured
 
 GOOD = "name,department,interests,budget\nAda,Eng,board games;coffee,60\nBo,,,\nCy,Ops,hiking,40\n"
 

@@ -152,8 +152,8 @@ def test_store_prune_forgets_old_jobs_and_the_server_says_they_expired(tmp_path:
     from herald.jobs.events import JobEvent
     from herald.jobs.record import JobRecord
     from herald.stores.sqlite import SqliteJobStore
+    from tests.modern import post, structured
     from tests.servers import giftgenius_http
-    from tests.stateless import post, structured
 
     path = tmp_path / "store.db"
 
@@ -244,8 +244,8 @@ def test_a_worker_or_a_serve_only_replica_without_a_shared_store_is_refused(argv
 
 def test_a_worker_runs_the_jobs_a_serve_only_replica_queues(tmp_path: Path) -> None:
     """On one SQLite file: the replica only queues; the bulk job completes once a worker runs."""
+    from tests.modern import structured
     from tests.servers import giftgenius_http
-    from tests.stateless import structured
 
     store = f"sqlite:///{tmp_path / 'store.db'}"
     csv_file = tmp_path / "people.csv"

@@ -20,8 +20,8 @@ import pytest
 from herald.testing import free_port
 from tests.giftgenius.commands import GIFTGENIUS, WIDE, run
 from tests.giftgenius.test_bulk_job import employees
+from tests.modern import structured
 from tests.servers import ServedProcess, giftgenius_http, running_past
-from tests.stateless import structured
 
 pytestmark = pytest.mark.slow  # the command line against a server process
 

@@ -20,9 +20,9 @@ import pytest
 from giftgenius.bulk import analyze
 from giftgenius.catalog import load_catalog
 from tests.giftgenius.test_bulk_job import employees
+from tests.modern import META, call_tool, headers_for, result, structured
 from tests.redis_server import redis_server
 from tests.servers import giftgenius_http, running_past
-from tests.stateless import META, call_tool, headers_for, result, structured
 
 pytestmark = pytest.mark.slow  # two server processes on one store
 

@@ -22,7 +22,7 @@ from herald.runtime.runner import SHUTTING_DOWN, default_max_running_jobs
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import InMemoryClient, connect
 from herald.testing.http import serve_http
-from tests.stateless import META, headers_for
+from tests.modern import META, headers_for
 
 
 class Gated:

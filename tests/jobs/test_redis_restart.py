@@ -31,9 +31,9 @@ from herald.testing import connect, free_port
 from tests.giftgenius.test_bulk_job import employees
 from tests.jobs.test_rolling_restart import assert_one_gapless_history
 from tests.jobs.test_shutdown import result_documents, uninterrupted_result, until_ended
+from tests.modern import structured
 from tests.redis_server import redis_server, restartable_redis
 from tests.servers import GIFTGENIUS, running_past, started
-from tests.stateless import structured
 
 
 def replica_and_worker(stack: ExitStack, store: str, tmp_path: Path) -> str:
@@ -82,7 +82,7 @@ async def ended_on(server: Server, job_id: str) -> JobRecord:
         if job.job_id == job_id and job.terminal and not ended.done():
             ended.set_result(job)
 
-    stop = server.jobs.service.subscribe(heard)
+    stop = server.jobs.service.add_listener(heard)
     try:
         current = await server.jobs.service.get(job_id)
         if current.terminal:
@@ -159,7 +159,7 @@ async def test_another_replica_hears_a_job_through_redis_restarts(tmp_path: Path
             if event.kind == "progress":
                 progressed.set()
 
-        listener.jobs.service.subscribe(hear)
+        listener.jobs.service.add_listener(hear)
         await listener.jobs.start_up()
         await worker.jobs.start_up()
         try:
@@ -213,7 +213,7 @@ async def test_catch_up_tells_what_was_written_while_hints_were_lost() -> None:
     store = MemoryJobStore()
     here, elsewhere = JobService(store), JobService(store)
     told: list[tuple[str, int]] = []
-    here.subscribe(lambda job, event: told.append((event.job_id, event.sequence)))
+    here.add_listener(lambda job, event: told.append((event.job_id, event.sequence)))
     job = await elsewhere.create("tool", {})
     ended = await elsewhere.create("tool", {})
     await here.hear(job.job_id, 1, 0)

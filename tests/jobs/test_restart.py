@@ -22,7 +22,7 @@ import pytest
 
 from herald.jobs.events import all_schemas
 from herald.testing import free_port, wait_until_listening
-from tests.stateless import call_tool, result, structured
+from tests.modern import call_tool, result, structured
 
 pytestmark = pytest.mark.slow  # server processes stopped and started again
 

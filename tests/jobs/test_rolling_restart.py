@@ -23,9 +23,9 @@ from herald.jobs.service import HANDED_BACK, RESUMED
 from herald.testing import free_port
 from tests.giftgenius.test_bulk_job import employees
 from tests.jobs.test_shutdown import result_documents, uninterrupted_result, until_ended
+from tests.modern import structured
 from tests.redis_server import redis_server
 from tests.servers import GIFTGENIUS, REPO, giftgenius_http, job_store, running_past, started
-from tests.stateless import structured
 
 pytestmark = pytest.mark.slow
 

@@ -28,8 +28,8 @@ from herald.runtime.runner import SHUTTING_DOWN
 from herald.stores.memory import MemoryJobStore
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import connect
+from tests.modern import result, structured
 from tests.servers import giftgenius_http, job_store, running_past
-from tests.stateless import result, structured
 
 
 def blocking_server(store: SqliteJobStore, running: asyncio.Event) -> Server:
@@ -172,7 +172,7 @@ async def test_a_resumable_job_is_handed_back_at_once_and_goes_on_at_the_next_st
         "progress",
     ]
     restarted, ended = resumable_server(store, asyncio.Event(), seen), asyncio.Event()
-    restarted.jobs.service.subscribe(lambda job, event: ended.set() if job.terminal else None)
+    restarted.jobs.service.add_listener(lambda job, event: ended.set() if job.terminal else None)
     await restarted.jobs.start_up()
     try:
         async with asyncio.timeout(10):

@@ -52,7 +52,7 @@ async def test_progress_is_told_once_stored_in_order_and_in_few_chains() -> None
     store = GatedStore()
     service = JobService(store)
     told: list[int] = []
-    service.subscribe(lambda job, event: told.append(event.sequence))
+    service.add_listener(lambda job, event: told.append(event.sequence))
     job_id = await started(service)
     store.gate.clear()
     for step in range(1, 11):
@@ -114,7 +114,7 @@ async def test_a_cancel_written_by_another_process_refuses_the_chain_and_is_told
     worker = JobService(SqliteJobStore(tmp_path / "jobs.db"))
     replica = JobService(SqliteJobStore(tmp_path / "jobs.db"))
     told: list[str] = []
-    worker.subscribe(lambda job, event: told.append(event.kind))
+    worker.add_listener(lambda job, event: told.append(event.kind))
     try:
         job_id = await started(worker)
         await worker.progress(job_id, 10, "first")

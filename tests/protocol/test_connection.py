@@ -28,7 +28,7 @@ INIT = {
     "capabilities": {"roots": {}},
     "clientInfo": {"name": "c", "version": "1"},
 }
-STATELESS_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
+MODERN_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
 
 
 def connection(**kwargs: Any) -> ServerConnection:
@@ -96,22 +96,22 @@ def test_cancellation_names_a_request_in_flight_only() -> None:
     assert isinstance(conn.receive(Notification("notifications/cancelled", {"requestId": "a"})), Ignored)
 
 
-def test_stateless_request_needs_no_session_and_reads_its_envelope() -> None:
+def test_modern_request_needs_no_session_and_reads_its_envelope() -> None:
     conn = connection()
-    meta = {**STATELESS_META, "progressToken": 3}
+    meta = {**MODERN_META, "progressToken": 3}
     event = conn.receive(Request(1, "tools/list", {"_meta": meta}))
     assert isinstance(event, RequestReceived)
-    assert event.era is Era.STATELESS
+    assert event.era is Era.MODERN
     assert event.session is None
     assert event.progress_token == 3
     assert conn.session is None
 
 
-def test_stateless_envelope_errors_are_answered() -> None:
+def test_modern_envelope_errors_are_answered() -> None:
     conn = connection()
     bad = {"_meta": {PROTOCOL_VERSION_KEY: "2099-01-01", CLIENT_CAPABILITIES_KEY: {}}}
     assert error_of(conn.receive(Request(1, "tools/list", bad)))["code"] == -32022
-    removed = conn.receive(Request(2, "ping", {"_meta": STATELESS_META}))
+    removed = conn.receive(Request(2, "ping", {"_meta": MODERN_META}))
     assert error_of(removed)["code"] == -32601
 
 
@@ -127,7 +127,7 @@ def test_over_http_a_version_header_that_disagrees_wins_over_an_unknown_version(
 def test_over_http_mirrored_params_must_match_the_tool_schema() -> None:
     schema = {"properties": {"city": {"type": "string", "x-mcp-header": "City"}}}
     conn = connection(tool_schema=lambda name: schema if name == "weather" else None)
-    params = {"name": "weather", "arguments": {"city": "Oslo"}, "_meta": STATELESS_META}
+    params = {"name": "weather", "arguments": {"city": "Oslo"}, "_meta": MODERN_META}
     headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "weather"}
     assert error_of(conn.receive(Request(1, "tools/call", params), headers))["code"] == -32020
     good = {**headers, "mcp-param-city": "Oslo"}
@@ -209,7 +209,7 @@ def test_notifications_go_out_by_subscription_and_declared_list_changes() -> Non
 
 def test_endless_requests_are_known_and_closing_refuses_everything() -> None:
     conn = connection()
-    listen = conn.receive(Request(1, "subscriptions/listen", {"_meta": STATELESS_META}))
+    listen = conn.receive(Request(1, "subscriptions/listen", {"_meta": MODERN_META}))
     assert isinstance(listen, RequestReceived)
     assert conn.endless == {1}
     conn.close()
@@ -218,4 +218,4 @@ def test_endless_requests_are_known_and_closing_refuses_everything() -> None:
 
 @pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"])
 def test_era_is_a_value_of_the_version(version: str) -> None:
-    assert Era.of(version).stateless is (version == "2026-07-28")
+    assert Era.of(version).modern is (version == "2026-07-28")

@@ -126,7 +126,7 @@ async def test_a_listen_cancelled_while_it_replays_stops_hearing() -> None:
     scope = RequestScope(
         request=Request("listen", "subscriptions/listen", params),
         version="2026-07-28",
-        era=Era.STATELESS,
+        era=Era.MODERN,
         client_capabilities={},
         client_info=None,
         outbox=outbox,

@@ -238,7 +238,7 @@ async def test_a_process_hears_every_event_another_writes_to_the_file_even_all_a
     following, writing = SqliteJobStore(path), SqliteJobStore(path)
     listener = JobService(following)
     told: list[tuple[str, int]] = []
-    listener.subscribe(lambda job, event: told.append((event.kind, event.sequence)))
+    listener.add_listener(lambda job, event: told.append((event.kind, event.sequence)))
     writer = JobService(writing)
     try:
         async with asyncio.TaskGroup() as tasks:

@@ -25,7 +25,10 @@ ArgOption = Annotated[
     list[str] | None, typer.Option("--arg", "-a", help="An argument as NAME=VALUE; repeat it.")
 ]
 ModernOption = Annotated[
-    bool, typer.Option("--modern", help="Use the stateless 2026-07-28 era, no handshake.")
+    bool,
+    typer.Option(
+        "--modern", help="Use the modern era (2026-07-28): no handshake, each request stands alone."
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the raw result as JSON.")]
 WireOption = Annotated[bool, typer.Option("--show-wire", help="Print every raw JSON-RPC message.")]

@@ -132,7 +132,8 @@ class JobService:
         #: what `catch_up` reads again after hints may have been lost.
         self._open: set[str] = set()
 
-    def subscribe(self, listener: JobListener) -> Callable[[], None]:
+    def add_listener(self, listener: JobListener) -> Callable[[], None]:
+        """Hear every job event this service tells, once stored; returns the function that stops it."""
         return self._listeners.add(listener)
 
     # -- the store, seen from outside: read-only, or through the writes below -------------------

@@ -305,7 +305,7 @@ class Linter:
             self.report(
                 "jsonrpc/id-reused", f"{method} reuses id {request_id!r} while the first is in flight"
             )
-        elif remembered in self._memory.used and conversation.era is not Era.STATELESS:
+        elif remembered in self._memory.used and conversation.era is not Era.MODERN:
             self.report("jsonrpc/id-reused", f"{method} reuses id {request_id!r} of an earlier request")
         meta = params.get("_meta") if params is not None else None
         if conversation.era is None:
@@ -340,7 +340,7 @@ class Linter:
         if modern or (
             header in MODERN_VERSIONS and self._record.get("session") is None and method != "initialize"
         ):
-            conversation.era = Era.STATELESS
+            conversation.era = Era.MODERN
             version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else header
             conversation.version = version if isinstance(version, str) else None
         else:
@@ -445,7 +445,7 @@ class Linter:
             return
         if not -32768 <= code <= -32000:
             return  # outside the reserved range: the application's own
-        if conversation.era is Era.STATELESS:
+        if conversation.era is Era.MODERN:
             if code in MODERN_FORBIDDEN_CODES:
                 self.report("jsonrpc/error-code", f"error code {code} must not be sent in 2026-07-28")
             elif -32099 <= code <= -32020 and code not in MODERN_DEFINED_CODES:
@@ -497,7 +497,7 @@ class Linter:
     def _notification(
         self, method: str, params: dict[str, Any] | None, sender: str, conversation: Conversation
     ) -> None:
-        ready = conversation.phase is Phase.READY or conversation.era is Era.STATELESS
+        ready = conversation.phase is Phase.READY or conversation.era is Era.MODERN
         if method in REQUEST_METHODS:
             said = f"{method} is a request but has no id: nobody will answer it"
             self.report("jsonrpc/request-without-id", said)

@@ -120,7 +120,7 @@ def notification(
     needs = NOTIFICATION_NEEDS.get(method)
     if needs is None:
         return
-    declared = modern_server_capabilities if era is Era.STATELESS else conversation.server_capabilities
+    declared = modern_server_capabilities if era is Era.MODERN else conversation.server_capabilities
     rule, path = needs
     if declared is not None and not has_capability(declared, path):
         report(rule, f"{method} without the server capability {'.'.join(path)}")

@@ -231,7 +231,7 @@ class ServerConnection:
             return Answered(error_response(request.id, duplicate))
         try:
             if is_modern_request(request.method, request.params):
-                event: Event = self._stateless_request(request, headers)
+                event: Event = self._modern_request_of(request, headers)
             else:
                 event = self._session_request(request)
         except ProtocolError as exc:
@@ -242,7 +242,7 @@ class ServerConnection:
                 self._endless.add(request.id)
         return event
 
-    def _stateless_request(self, request: Request, headers: Mapping[str, str] | None) -> RequestReceived:
+    def _modern_request_of(self, request: Request, headers: Mapping[str, str] | None) -> RequestReceived:
         """A 2026-07-28 request: everything comes from its own `_meta` (and, over HTTP, its headers)."""
         params = request.params or {}
         try:
@@ -265,7 +265,7 @@ class ServerConnection:
             check_modern_headers(headers, request.method, params, envelope.version, schema)
         return RequestReceived(
             request=request,
-            era=Era.STATELESS,
+            era=Era.MODERN,
             version=envelope.version,
             client_capabilities=envelope.client_capabilities,
             client_info=envelope.client_info,

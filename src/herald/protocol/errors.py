@@ -116,7 +116,7 @@ class ResourceNotFound(InvalidParams):
         self.uri = uri
 
     def code_for(self, era: Era) -> int:
-        return self.code if era.stateless else self.LEGACY_CODE
+        return self.code if era.modern else self.LEGACY_CODE
 
 
 class HeaderMismatch(ProtocolError):

@@ -67,7 +67,7 @@ def primes(session_version: str | None) -> bool:
     return is_at_least(session_version or "", PRIMING_SINCE)
 
 
-def is_stateless(headers: Mapping[str, str]) -> bool:
+def is_modern_exchange(headers: Mapping[str, str]) -> bool:
     """A message without a session that names a 2026-07-28 version in its header."""
     return "mcp-session-id" not in headers and headers.get("mcp-protocol-version") in MODERN_VERSIONS
 
@@ -75,33 +75,33 @@ def is_stateless(headers: Mapping[str, str]) -> bool:
 class PostRoute(enum.Enum):
     """Where a POSTed message goes, decided before any session is looked up."""
 
-    STATELESS_REQUEST = "stateless request"  #: served on its own, for this exchange
-    STATELESS_NOTIFICATION = "stateless notification"  #: accepted with 202, belongs to no exchange
+    MODERN_REQUEST = "modern request"  #: served on its own, for this exchange
+    MODERN_NOTIFICATION = "modern notification"  #: accepted with 202, belongs to no exchange
     INITIALIZE = "initialize"  #: mints a session
     SESSION = "session"  #: belongs to the session named by `Mcp-Session-Id`
 
 
 def route_post(message: Message | Batch, headers: Mapping[str, str]) -> PostRoute:
-    """A request is stateless when its `_meta` names a version; a notification also by its header.
+    """A request is of the modern era when its `_meta` names a version; a notification also by its header.
 
     2026-07-28 has no sessions: a notification (a client closing its subscription sends
     `notifications/cancelled`) belongs to no exchange and is accepted as it is.
     """
     if isinstance(message, Request) and is_modern_request(message.method, message.params):
-        return PostRoute.STATELESS_REQUEST
+        return PostRoute.MODERN_REQUEST
     if "mcp-session-id" not in headers:
         if isinstance(message, Request) and message.method == "initialize":
             return PostRoute.INITIALIZE
         if isinstance(message, Notification) and (
-            is_modern_request(message.method, message.params) or is_stateless(headers)
+            is_modern_request(message.method, message.params) or is_modern_exchange(headers)
         ):
-            return PostRoute.STATELESS_NOTIFICATION
+            return PostRoute.MODERN_NOTIFICATION
     return PostRoute.SESSION
 
 
 def check_get(headers: Mapping[str, str]) -> None:
     """GET opens a session's event stream: meaningless without sessions, useless without SSE."""
-    if is_stateless(headers):
+    if is_modern_exchange(headers):
         raise HTTPError(405, "Method Not Allowed: GET has no meaning in protocol version 2026-07-28")
     if not accepts(headers, "text/event-stream"):
         raise HTTPError(406, "Not Acceptable: GET opens an event stream; accept text/event-stream")
@@ -109,7 +109,7 @@ def check_get(headers: Mapping[str, str]) -> None:
 
 def check_delete(headers: Mapping[str, str]) -> None:
     """DELETE ends a session, and 2026-07-28 has none."""
-    if is_stateless(headers):
+    if is_modern_exchange(headers):
         raise HTTPError(405, "Method Not Allowed: there are no sessions in protocol version 2026-07-28")
 
 

@@ -55,13 +55,13 @@ class Era(enum.Enum):
     """
 
     HANDSHAKE = "handshake"
-    STATELESS = "stateless"
+    MODERN = "modern"
 
     @classmethod
     def of(cls, version: str) -> Era:
-        return cls.STATELESS if version in MODERN_VERSIONS else cls.HANDSHAKE
+        return cls.MODERN if version in MODERN_VERSIONS else cls.HANDSHAKE
 
     @property
-    def stateless(self) -> bool:
+    def modern(self) -> bool:
         """2026-07-28: `_meta` on every request, typed results, no session to remember."""
-        return self is Era.STATELESS
+        return self is Era.MODERN

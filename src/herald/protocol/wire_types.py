@@ -86,7 +86,7 @@ HANDSHAKE_SCHEMAS: Final = EraSchemas(
     },
 )
 
-STATELESS_SCHEMAS: Final = EraSchemas(
+MODERN_SCHEMAS: Final = EraSchemas(
     package="mcp_types._v2026_07_28",
     requests={
         **_SHARED_REQUESTS,
@@ -106,7 +106,7 @@ STATELESS_SCHEMAS: Final = EraSchemas(
 
 ERAS: Final[Mapping[str, EraSchemas]] = {
     **dict.fromkeys(HANDSHAKE_PROTOCOL_VERSIONS, HANDSHAKE_SCHEMAS),
-    **dict.fromkeys(MODERN_PROTOCOL_VERSIONS, STATELESS_SCHEMAS),
+    **dict.fromkeys(MODERN_PROTOCOL_VERSIONS, MODERN_SCHEMAS),
 }
 
 

@@ -164,7 +164,7 @@ class Jobs:
             if self._new_id is not None:
                 options["new_id"] = self._new_id
             self._service = JobService(self._store or MemoryJobStore(), **options)
-            self._service.subscribe(self._tell)
+            self._service.add_listener(self._tell)
         return self._service
 
     @property

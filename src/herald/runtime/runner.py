@@ -511,7 +511,7 @@ class JobRunner:
             self._follower = loop.create_task(self._follow(follow))
         recovered: list[str] = []
         if self.takes_jobs:
-            self._stop_hearing = self.service.subscribe(self._heard)
+            self._stop_hearing = self.service.add_listener(self._heard)
             recovered = await self.recover()
             self._pick_up = self._pick_up or loop.create_task(self._take_queued())
         self._heartbeat = self._heartbeat or loop.create_task(self._keep_lease())

@@ -112,7 +112,7 @@ class Server:
         self.relay: ServerListener | None = None
         self._capabilities: dict[Era, dict[str, Any]] = {}
         self.tasks: TaskManager = TaskManager(self)
-        self.registry.on_change(self._list_changed)
+        self.registry.add_listener(self._list_changed)
         #: Who may start another job: counts per client and of waiting jobs.
         self.admission = Admission()
         self.jobs.add_listener(lambda job, _: self.admission.heard(job))

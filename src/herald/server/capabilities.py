@@ -35,7 +35,7 @@ def capabilities(registry: Registry, era: Era) -> dict[str, Any]:
         declared["experimental"] = {JOB_EVENTS_EXTENSION: JOB_EVENTS_SETTINGS}
         extensions[JOB_EVENTS_EXTENSION] = JOB_EVENTS_SETTINGS
     if any(spec.task_support for spec in registry.tools.values()):
-        if era.stateless:
+        if era.modern:
             extensions[TASKS_EXTENSION] = {}
         else:
             declared["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}

@@ -253,7 +253,7 @@ class Connection:
 
         That saves the event-loop turn a done-callback would cost on every call.
         """
-        if received.era.stateless:
+        if received.era.modern:
             scope = RequestScope.of(received, outbox, principal=principal, peer=self.peer)
         else:
             scope = RequestScope.of(

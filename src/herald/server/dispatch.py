@@ -58,7 +58,7 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
     handler, capability = entry
     if capability is not None and capability not in server.capabilities():
         raise MethodNotFound(f"Method not found: {method} (this server declares no {capability} capability)")
-    if scope.era.stateless and "inputResponses" in scope.params:
+    if scope.era.modern and "inputResponses" in scope.params:
         cleaned = without_unusable_answers(scope.request.params)
         scope.request = Request(scope.request.id, method, dict(cleaned) if cleaned is not None else None)
     if method not in SELF_VALIDATED:
@@ -79,8 +79,8 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
                 },
             ),
         }
-    if scope.era.stateless:
-        add_stateless_fields(server, method, result)
+    if scope.era.modern:
+        add_modern_fields(server, method, result)
     if result.get("resultType") == "task" or (method == "tools/call" and "task" in result):
         return result  # a created task: the shape of the tasks extension, which the wire types do not list
     serialized = serialize_result(method, scope.version, result)
@@ -101,7 +101,7 @@ def add_security_schemes(server: Server, result: dict[str, Any]) -> None:
         tool["_meta"] = {**tool.get("_meta", {}), "securitySchemes": schemes}
 
 
-def add_stateless_fields(server: Server, method: str, result: dict[str, Any]) -> None:
+def add_modern_fields(server: Server, method: str, result: dict[str, Any]) -> None:
     """What every 2026-07-28 result carries: its type, cache hints where defined, and who we are."""
     result.setdefault("resultType", "complete")
     if is_cacheable(method):

@@ -78,7 +78,7 @@ async def call(function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
 def make_context(server: HandlerHost, scope: RequestScope) -> Context:
     return Context(
         requester=scope.requester,
-        input_round=input_round(server, scope) if scope.era.stateless else None,
+        input_round=input_round(server, scope) if scope.era.modern else None,
         close_stream_callback=scope.close_stream,
         owner=scope.owner,
         principal=scope.principal,
@@ -147,7 +147,7 @@ async def ping(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
 async def discover(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(SUPPORTED_VERSIONS),
-        "capabilities": server.capabilities(Era.STATELESS),
+        "capabilities": server.capabilities(Era.MODERN),
     }
     if server.instructions:
         result["instructions"] = server.instructions

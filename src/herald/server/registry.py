@@ -160,7 +160,7 @@ class Registry:
         self.families: dict[str, str] = {}
         self._listeners: Listeners[[ListKind]] = Listeners()
 
-    def on_change(self, listener: Callable[[ListKind], None]) -> Callable[[], None]:
+    def add_listener(self, listener: Callable[[ListKind], None]) -> Callable[[], None]:
         """Call `listener` after every change; returns a function that unsubscribes it."""
         return self._listeners.add(listener)
 

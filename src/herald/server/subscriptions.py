@@ -69,7 +69,7 @@ def agreed_filter(
     A key is honoured only when its value has the type the filter defines (`true` for a
     flag, a list for URIs or job ids); a malformed one is left out, never widened.
     """
-    capabilities = server.capabilities(Era.STATELESS)
+    capabilities = server.capabilities(Era.MODERN)
     agreed: dict[str, Any] = {
         flag: True
         for flag, (_, capability) in LIST_FLAGS.items()

@@ -77,7 +77,7 @@ class TaskManager:
     def wants_task(self, scope: RequestScope, spec: ToolSpec) -> TaskShape | None:
         """Whether this call runs as a task, and in which shape; refuses calls that must but cannot."""
         support = spec.task_support
-        if scope.era.stateless:
+        if scope.era.modern:
             declared = TASKS_EXTENSION in (scope.client_capabilities.get("extensions") or {})
             if support == "required" and not declared:
                 raise MissingClientCapability(
@@ -231,7 +231,7 @@ class TaskManager:
     # -- the methods ------------------------------------------------------------------------------
 
     def require_extension(self, scope: RequestScope) -> None:
-        if scope.era.stateless and TASKS_EXTENSION not in (scope.client_capabilities.get("extensions") or {}):
+        if scope.era.modern and TASKS_EXTENSION not in (scope.client_capabilities.get("extensions") or {}):
             raise MissingClientCapability(
                 f"tasks/* need the {TASKS_EXTENSION} extension in this request's client capabilities",
                 required={"extensions": {TASKS_EXTENSION: {}}},
@@ -241,7 +241,7 @@ class TaskManager:
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"), scope.principal)
         pending = await self.waiting_on(job)
-        if not scope.era.stateless:
+        if not scope.era.modern:
             return wire(GetTaskResult(**self.fields(job, pending)))
         detail: dict[str, Any] = {"resultType": "complete", "taskId": job.job_id}
         detail.update(status=self.status(job, pending), createdAt=job.created_at)
@@ -276,11 +276,11 @@ class TaskManager:
         """
         self.require_extension(scope)
         job = await self.job(scope.params.get("taskId"), scope.principal)
-        if job.terminal and not scope.era.stateless:
+        if job.terminal and not scope.era.modern:
             raise InvalidParams(_not_cancellable(job))
         if not job.terminal:
             await self.server.jobs.cancel(job.job_id)
-        if scope.era.stateless:
+        if scope.era.modern:
             return {"resultType": "complete"}
         job = await self.server.jobs.until_ended(job.job_id)
         if job.status != "cancelled":  # it ended another way while the cancellation was on its way
@@ -289,7 +289,7 @@ class TaskManager:
 
     async def result_of(self, scope: RequestScope) -> dict[str, Any]:
         """tasks/result (core): wait for the task to end, then answer with the tool's result."""
-        if scope.era.stateless:
+        if scope.era.modern:
             raise MethodNotFound(
                 "Method not found: tasks/result does not exist in protocol version 2026-07-28"
             )
@@ -314,7 +314,7 @@ class TaskManager:
         order, so new tasks only ever join the end and a cursor stays valid. Only the jobs
         of the page are read.
         """
-        if scope.era.stateless:
+        if scope.era.modern:
             raise MethodNotFound("Method not found: tasks/list does not exist in protocol version 2026-07-28")
         cursor = scope.params.get("cursor")
         if cursor is not None and not isinstance(cursor, str):

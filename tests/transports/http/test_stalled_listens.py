@@ -23,8 +23,8 @@ import orjson
 import pytest
 
 from herald.testing import free_port, wait_until_listening
+from tests.modern import META, headers_for, structured
 from tests.servers import REPO, ServedProcess
-from tests.stateless import META, headers_for, structured
 
 CHATTY = """
 import asyncio, sys

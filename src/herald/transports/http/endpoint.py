@@ -170,15 +170,15 @@ class MCPEndpoint:
         if principal is not None:
             self._check_scopes(decoded, principal)
         route = route_post(decoded, headers)
-        if route is PostRoute.STATELESS_REQUEST:
+        if route is PostRoute.MODERN_REQUEST:
             assert isinstance(decoded, Request)
-            await self._post_stateless(headers, decoded, receive, send, principal, peer)
+            await self._post_modern(headers, decoded, receive, send, principal, peer)
             return
         if route is PostRoute.INITIALIZE:
             assert isinstance(decoded, Request)
             await self._initialize(decoded, send, principal, peer)
             return
-        if route is PostRoute.STATELESS_NOTIFICATION:
+        if route is PostRoute.MODERN_NOTIFICATION:
             await send_empty(send, 202)
             return
         session = await self._session(headers, principal)
@@ -223,7 +223,7 @@ class MCPEndpoint:
             raise StoreUnavailable("The server could not start a session", request_id=request.id) from refused
         await send_json(send, 200, reply, [(b"mcp-session-id", session.id.encode())])
 
-    async def _post_stateless(
+    async def _post_modern(
         self,
         headers: dict[str, str],
         request: Request,
@@ -283,7 +283,7 @@ class MCPEndpoint:
             await end_body(send)
             return
         if stream.answers_everything(first):
-            status = _stateless_status(first) if session is None else 400 if refused else 200
+            status = _modern_status(first) if session is None else 400 if refused else 200
             await send_json(send, status, first)
             return
         if session is not None:
@@ -429,7 +429,7 @@ class Collected(Outbox):
         return None
 
 
-def _stateless_status(message: Outgoing) -> int:
+def _modern_status(message: Outgoing) -> int:
     if isinstance(message, ErrorResponse):
         return MODERN_ERROR_STATUS.get(message.code, 200)
     return 200
