@@ -1,7 +1,8 @@
-"""Every mistake a person makes on the command line is said in a line or two, with exit status 2.
+"""Command line mistakes that need a process: a server to talk to, a port, a store, a signal.
 
 Each case runs the real command as a subprocess, some against a real server, and checks
 the status, the words that say what to do, and that no traceback reached the terminal.
+The mistakes refused before any of that run in this process (`test_mistakes.py`).
 """
 
 from __future__ import annotations
@@ -19,73 +20,16 @@ from typing import ClassVar
 import pytest
 
 from herald.testing import free_port
-from tests.giftgenius.commands import GIFTGENIUS, WIDE, run
+from tests.giftgenius.commands import GIFTGENIUS, WIDE, check, run
 from tests.servers import ServedProcess, giftgenius_http
 
 pytestmark = pytest.mark.slow  # the command line, in processes of its own
-
-PEOPLE = "name,department,interests,budget\nAna,Eng,hiking;coffee,40\n"
-
-
-def said(done: subprocess.CompletedProcess[str]) -> str:
-    """What the command printed, with rich's boxes and line breaks flattened."""
-    text = (done.stdout + done.stderr).replace("│", " ").replace("╭", " ").replace("╰", " ")
-    return " ".join(text.split())
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[ServedProcess]:
     with giftgenius_http("memory") as server:
         yield server
-
-
-@pytest.fixture
-def people(tmp_path: Path) -> Path:
-    path = tmp_path / "people.csv"
-    path.write_text(PEOPLE)
-    return path
-
-
-def check(done: subprocess.CompletedProcess[str], *words: str, status: int = 2) -> None:
-    text = said(done)
-    assert done.returncode == status, text
-    for word in words:
-        assert word in text, text
-    assert "Traceback" not in done.stderr + done.stdout
-
-
-def test_a_negative_budget_is_refused_before_any_work(people: Path) -> None:
-    check(run("bulk", str(people), "--budget", "-5"), "--budget", "0.01")
-
-
-def test_a_directory_is_not_a_csv(tmp_path: Path) -> None:
-    check(run("bulk", "."), "is a directory, not a CSV file")
-
-
-def test_a_missing_csv_is_named(tmp_path: Path) -> None:
-    check(run("bulk", str(tmp_path / "nobody.csv")), "nobody.csv does not exist")
-
-
-def test_a_binary_file_is_refused_as_not_csv(tmp_path: Path) -> None:
-    image = tmp_path / "photo.csv"
-    image.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
-    check(run("bulk", str(image)), "photo.csv", "not a CSV")
-
-
-def test_an_out_path_in_a_missing_directory_is_refused_before_the_job(people: Path, tmp_path: Path) -> None:
-    # Nothing listens at the URL: the check must come before any connection is tried.
-    url = f"http://127.0.0.1:{free_port()}/mcp"
-    done = run("bulk", str(people), "--url", url, "--out", str(tmp_path / "nodir" / "x.json"))
-    check(done, "nodir does not exist", "mkdir -p")
-    assert "cannot reach" not in said(done)
-
-
-def test_an_out_path_that_is_a_directory_is_refused(people: Path, tmp_path: Path) -> None:
-    check(run("bulk", str(people), "--out", str(tmp_path)), "is a directory", "Name a file in it")
-
-
-def test_an_empty_occasion_is_refused(people: Path) -> None:
-    check(run("bulk", str(people), "--occasion", " "), "--occasion is empty")
 
 
 def test_max_message_bytes_with_url_is_explained(people: Path, served: ServedProcess) -> None:
@@ -106,25 +50,8 @@ def test_a_url_nobody_listens_on_names_it() -> None:
     check(run("read", "giftgenius://catalog", "--url", url), f"cannot reach an MCP server at {url}")
 
 
-@pytest.mark.parametrize(
-    ("url", "words"),
-    [
-        ("127.0.0.1:8000/mcp", "is not an http:// or https:// URL"),
-        ("http://127.0.0.1:80000/mcp", "is not a valid URL"),
-        ("http:///mcp", "names no host"),
-        ("http://[::1/mcp", "is not a valid URL"),
-    ],
-)
-def test_a_malformed_url_is_refused(url: str, words: str) -> None:
-    check(run("prompt", "gift_congrats_style", "--url", url), words)
-
-
 def test_an_unknown_tool_lists_the_tools(served: ServedProcess) -> None:
     check(run("call", "nope", "--url", served.url), "unknown tool 'nope'", "suggest_gifts")
-
-
-def test_an_argument_without_a_value_is_explained() -> None:
-    check(run("call", "suggest_gifts", "--arg", "budget"), "'budget' is not NAME=VALUE")
 
 
 def test_an_unknown_resource_lists_the_resources(served: ServedProcess) -> None:
@@ -167,21 +94,8 @@ def test_an_unknown_job_id_is_said(command: str, served: ServedProcess, tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_misspelt_option_gets_a_usage_error(people: Path) -> None:
-    check(run("bulk", str(people), "--budgte", "5"), "No such option")
-
-
-def test_a_misspelt_command_gets_a_usage_error() -> None:
-    check(run("serv"), "No such command")
-
-
 def test_a_store_that_is_not_one_is_refused() -> None:
     check(run("serve", "--store", "bogus", "--quiet"), "unknown store 'bogus'", "sqlite:////absolute/path.db")
-
-
-@pytest.mark.parametrize("port", ["0", "80000", "-1"])
-def test_a_port_out_of_range_is_refused(port: str) -> None:
-    check(run("serve", "--port", port, "--store", "memory", "--quiet"), "Invalid value for '--port'")
 
 
 def test_a_taken_port_is_said_without_a_banner() -> None:
@@ -218,23 +132,8 @@ def test_an_allowed_host_that_could_never_match_is_refused(host: str) -> None:
     check(done, f"--allow-host {host!r} can never match a Host header")
 
 
-def test_a_worker_on_a_memory_store_is_refused() -> None:
-    check(run("worker", "--store", "memory"), "needs a store that other processes share")
-
-
 def test_a_duration_that_is_not_one_is_refused() -> None:
     check(run("serve", "--retention", "a week", "--store", "memory"), "is not a duration")
-
-
-def test_an_out_path_that_names_the_csv_export_is_refused(people: Path) -> None:
-    check(run("bulk", str(people), "--out", str(people.with_name("gifts.csv"))), "names the JSON result")
-
-
-def test_an_out_path_that_would_overwrite_the_input_is_refused(people: Path) -> None:
-    # people.json's CSV export would be people.csv, the input itself.
-    done = run("bulk", str(people), "--out", str(people.with_suffix(".json")))
-    check(done, "over the input")
-    assert people.read_text() == PEOPLE
 
 
 def test_a_store_that_is_a_directory_is_refused(tmp_path: Path) -> None:
@@ -252,12 +151,6 @@ def test_a_store_in_a_folder_that_is_not_there_is_refused_and_no_folder_made(
     check(done, f"error: --store {folder / 'gifts.db'}: the directory {folder} does not exist")
     assert len(done.stderr.splitlines()) <= 2, done.stderr
     assert not (tmp_path / "typo").exists()
-
-
-def test_pruning_a_store_that_is_not_there_creates_nothing(tmp_path: Path) -> None:
-    missing = tmp_path / "typo.db"
-    check(run("store", "prune", "--store", str(missing)), f"there is no store at {missing}")
-    assert not missing.exists()
 
 
 class _NotMcp(BaseHTTPRequestHandler):
