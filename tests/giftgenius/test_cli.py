@@ -138,10 +138,10 @@ def test_serve_http_prints_where_and_answers(tmp_path: Path) -> None:
 def test_the_cli_states_herald_s_default_lease_grace_and_waiting_bound() -> None:
     from giftgenius import cli
     from giftgenius.cli import serving
-    from herald.runtime import runner
+    from herald.runtime import membership, runner
     from herald.server import app
 
-    assert cli.DEFAULT_LEASE_SECONDS == runner.DEFAULT_LEASE_SECONDS
+    assert cli.DEFAULT_LEASE_SECONDS == membership.DEFAULT_LEASE_SECONDS
     assert serving.DEFAULT_SHUTDOWN_GRACE_SECONDS == runner.DEFAULT_SHUTDOWN_GRACE_SECONDS
     assert serving.DEFAULT_MAX_WAITING_JOBS == app.DEFAULT_MAX_WAITING_JOBS
 

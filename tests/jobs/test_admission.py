@@ -297,7 +297,7 @@ def test_a_job_knob_set_late_takes_effect_or_says_it_cannot() -> None:
     runner = server.jobs.runner
     server.max_running_jobs = 3
     server.job_retention_seconds = 60
-    assert (runner.max_running, runner.retention_seconds) == (3, 60)
+    assert (runner.max_running, runner.membership.retention_seconds) == (3, 60)
     assert server.max_running_jobs == 3
     server.max_running_jobs = None
     assert runner.max_running == default_max_running_jobs()
@@ -305,4 +305,4 @@ def test_a_job_knob_set_late_takes_effect_or_says_it_cannot() -> None:
         server.job_lease_seconds = 1
     with pytest.raises(RuntimeError, match="before the server starts jobs"):
         server.takes_jobs = False
-    assert (runner.lease_seconds, runner.takes_jobs) == (server.job_lease_seconds, True)
+    assert (runner.membership.lease_seconds, runner.takes_jobs) == (server.job_lease_seconds, True)

@@ -198,8 +198,8 @@ async def test_the_follower_pauses_less_again_once_hints_come() -> None:
             await subscribed()  # this try reached the store before the connection dropped
         raise StoreError("connection lost")
 
-    runner._sleep = sleep
-    task = asyncio.ensure_future(runner._follow(follow))
+    runner.sleep = sleep
+    task = asyncio.ensure_future(runner.membership._follow(follow))
     try:
         async with asyncio.timeout(5):
             await six.wait()

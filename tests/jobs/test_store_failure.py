@@ -17,7 +17,8 @@ import pytest
 
 from herald.jobs.service import MAX_WRITTEN_BEHIND, JobService
 from herald.runtime import JobContext, JobRunner
-from herald.runtime.runner import STORE_FAILED, JobFunction
+from herald.runtime.membership import JobFunction
+from herald.runtime.runner import STORE_FAILED
 from herald.stores import StoreError
 from herald.stores.sqlite import SqliteJobStore, connect
 
@@ -166,7 +167,7 @@ async def test_a_refused_ending_at_shutdown_is_left_for_the_next_start(tmp_path:
     try:
         next_start = JobRunner(JobService(reopened))
         next_start.functions = {"work": JobFunction(work, "ctx")}
-        assert await next_start.recover() == [job.job_id]
+        assert await next_start.membership.recover() == [job.job_id]
         after = await reopened.get(job.job_id)
         assert after is not None
         assert after.error is not None

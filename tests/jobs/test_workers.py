@@ -160,8 +160,8 @@ async def test_a_queued_job_of_a_tool_no_worker_knows_waits_for_one_that_does(st
     stranger.use_job_store(stores())
     async with started(replica, stranger), connect(replica) as client:
         job_id = (await client.call_tool("count", {"steps": 1}))["structuredContent"]["jobId"]
-        assert await stranger.jobs.runner.take_queued() == []
-        assert await stranger.jobs.runner.recover() == [], "a queued job is not an orphan to fail"
+        assert await stranger.jobs.runner.membership.take_queued() == []
+        assert await stranger.jobs.runner.membership.recover() == [], "a queued job is not an orphan to fail"
         assert (await replica.jobs.service.get(job_id)).status == "pending"
         worker = gift_server(stores(), takes_jobs=True, ran=ran, lease=0.6)
         async with started(worker):
@@ -187,7 +187,9 @@ async def test_a_queued_job_a_stopped_worker_was_handed_is_taken_over_by_another
             await stopped.aclose()
             worker = gift_server(store(), takes_jobs=True, ran=ran, lease=0.6)
             async with started(worker):
-                assert await worker.jobs.runner.take_queued() == [], "the queue handed the job out already"
+                assert await worker.jobs.runner.membership.take_queued() == [], (
+                    "the queue handed the job out already"
+                )
                 assert (await job_events(client, job_id, "completed"))[-1]["type"] == "job.completed"
             assert ran == [worker.jobs.service.worker_id], "the job ran once, on the worker that took it over"
             assert await store().read_queue("anyone", ["count"], 10) == []
@@ -205,7 +207,7 @@ async def test_a_worker_never_takes_over_its_own_running_job() -> None:
         await job_events(client, job_id, "progress")
         now[0] += 60  # past every lease, this worker's own included
         assert [job.job_id for job in await store.orphaned()] == [job_id], "the store alone calls it orphaned"
-        assert await worker.jobs.runner.recover() == []
+        assert await worker.jobs.runner.membership.recover() == []
         job = await store.get(job_id)
         assert job is not None
         assert (job.status, job.stage, job.sequence) == ("running", "waiting", 3)

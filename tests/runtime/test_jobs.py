@@ -12,7 +12,7 @@ import pytest
 from herald.jobs.machine import JobStatus
 from herald.runtime import JobContext, ShuttingDown
 from herald.runtime.jobs import Jobs, UnknownJob
-from herald.runtime.runner import JobFunction
+from herald.runtime.membership import JobFunction
 from herald.server.app import Server
 from herald.stores.sqlite import SqliteJobStore
 from herald.testing import job_ended, job_event
@@ -141,7 +141,7 @@ async def test_knobs_read_once_refuse_a_late_change_and_the_others_take_effect(
     jobs.max_running = 3
     assert jobs.runner.max_running == 3
     jobs.retention_seconds = 7.0
-    assert jobs.runner.retention_seconds == 7.0
+    assert jobs.runner.membership.retention_seconds == 7.0
     with pytest.raises(RuntimeError, match="job lease"):
         jobs.lease_seconds = 9
     with pytest.raises(RuntimeError, match="runs jobs"):

@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from herald.transports.http import HttpConfig
     from herald.wire.writer import MessageLog
 
-#: herald's default worker lease (`herald.runtime.runner.DEFAULT_LEASE_SECONDS`), repeated
+#: herald's default worker lease (`herald.runtime.membership.DEFAULT_LEASE_SECONDS`), repeated
 #: so that `--help` does not import herald; a test keeps the two equal.
 DEFAULT_LEASE_SECONDS = 15.0
-#: How long ended jobs are kept by default (`herald.runtime.runner.DEFAULT_RETENTION_SECONDS`).
+#: How long ended jobs are kept by default (`herald.runtime.membership.DEFAULT_RETENTION_SECONDS`).
 DEFAULT_RETENTION = "7d"
 #: herald's default shutdown grace (`herald.runtime.runner.DEFAULT_SHUTDOWN_GRACE_SECONDS`).
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0

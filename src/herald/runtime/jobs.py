@@ -31,11 +31,9 @@ from herald.jobs.record import JobRecord
 from herald.jobs.service import ExpiredJob, JobListener, JobService, UnknownJob
 from herald.jobs.store import JobReader, JobStore
 from herald.listeners import Listeners, ListenersByKey
+from herald.runtime.membership import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION_SECONDS, JobFunction
 from herald.runtime.runner import (
-    DEFAULT_LEASE_SECONDS,
-    DEFAULT_RETENTION_SECONDS,
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
-    JobFunction,
     JobRunner,
     ShuttingDown,
     created_job,
@@ -108,7 +106,7 @@ class Jobs:
     @retention_seconds.setter
     def retention_seconds(self, seconds: float) -> None:
         if self._runner is not None:
-            self._runner.retention_seconds = seconds
+            self._runner.membership.retention_seconds = seconds
         self._retention_seconds = seconds
 
     @property

@@ -1,5 +1,8 @@
 """`JobRunner`: runs job functions as tasks, a few at a time, and records how each ended.
 
+Being one of the workers that share a store (the lease, recovery, the queue, following
+other processes' writes) is its `Membership`'s part (`herald.runtime.membership`).
+
 It sits beside `herald.jobs`, below the server: it knows jobs (`JobService`), the store's
 one error (`StoreError`) and the protocol error a refused job answers with, and nothing
 of requests, connections or tools. The server's job tools and MCP tasks hand it created
@@ -11,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import itertools
 import logging
 import os
 import time
@@ -27,15 +29,18 @@ from herald.jobs.record import JobRecord
 from herald.jobs.service import (
     RESUMED_AFTER_STORE_ERROR,
     STORE_ERROR,
-    WORKER_STOPPED,
     JobService,
     JobTakenOver,
     UnknownJob,
 )
-from herald.jobs.store import Hear, Subscribed
 from herald.protocol.errors import ProtocolError
-from herald.runtime.context import PYTHON_LEVELS, JobContext, JobFailure
-from herald.runtime.queue_taker import QueueTaker
+from herald.runtime.context import JobContext, JobFailure
+from herald.runtime.membership import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_RETENTION_SECONDS,
+    JobFunction,
+    Membership,
+)
 from herald.stores.errors import JobMissing, OutageLog, StoreError, StoreUnavailable
 
 logger = logging.getLogger("herald.jobs")
@@ -50,15 +55,6 @@ STORE_FAILED_HINT = "The server's storage refused a write (a full disk, perhaps)
 CREATING = OutageLog(logger, "create jobs in the job store")
 
 
-#: How long an ended job is kept (unless it says otherwise, as an MCP task does): a week.
-DEFAULT_RETENTION_SECONDS = 7 * 24 * 3600.0
-#: How often a worker forgets the ended jobs past their retention.
-PRUNE_EVERY_SECONDS = 3600.0
-
-#: How long a worker's lease lasts unless renewed; it is renewed three times per period.
-#: A worker killed without a word holds its jobs this long at most (plus one sweep period).
-DEFAULT_LEASE_SECONDS = 15.0
-
 #: How long a clean shutdown lets a job that cannot go on elsewhere (not resumable) run on
 #: before it fails it `interrupted`. Resumable jobs are handed back at once.
 DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
@@ -67,9 +63,6 @@ DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
 #: fails the job `store_error`: a store that takes writes but refuses this job's every
 #: time (a result too large for it, say) must not have the job run for ever.
 MAX_RESUMES_AFTER_STORE_ERROR = 5
-
-#: The longest pause between two tries to follow the store's hints once they were lost.
-LONGEST_FOLLOW_PAUSE = 30.0
 
 
 def default_max_running_jobs() -> int:
@@ -109,23 +102,9 @@ class _AfterStoreError:
 AFTER_STORE_ERROR: Final = _AfterStoreError()
 
 
-@dataclass(frozen=True, slots=True)
-class JobFunction:
-    """What runs the jobs of one tool: its function, the parameter its context goes in, and
-    whether it can go on from a checkpoint (`@server.job(resumable=True)`)."""
-
-    function: Callable[..., Any]
-    context_name: str | None
-    resumable: bool = False
-
-
 #: Endings another process may record for a job that runs here; the runner records its own
 #: only after the function stopped, and records completion itself while it has not.
 ENDED_ELSEWHERE = frozenset({"cancelled", "failed"})
-
-#: How often a worker looks for queued jobs when no hint woke it (hints come on Redis and
-#: from the store's own follower; this is the floor when every hint was lost).
-PICK_UP_EVERY_SECONDS = 1.0
 
 
 @dataclass(slots=True)
@@ -180,22 +159,6 @@ class JobRunner:
         takes_jobs: bool = True,
     ) -> None:
         self.service = service
-        #: False for a process that only serves (`serve --no-worker`): its job tools queue
-        #: the jobs they create, and workers take them. It still holds a lease, for the MCP
-        #: tasks its requests run here.
-        self.takes_jobs = takes_jobs
-        if lease_seconds <= 0:
-            raise ValueError(f"a worker's lease must last some time, not {lease_seconds} s")
-        self.lease_seconds = lease_seconds
-        self.retention_seconds = retention_seconds
-        self._clock = clock
-        #: Renews this worker's lease and sweeps for jobs of stopped workers; owned here.
-        self._heartbeat: asyncio.Task[None] | None = None
-        #: Hears of events other processes write to a shared store; owned here.
-        self._follower: asyncio.Task[None] | None = None
-        #: Takes queued jobs when told (`_wake`) or every `PICK_UP_EVERY_SECONDS`; owned here.
-        self._pick_up: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
         #: Set to cut the shutdown grace short (`end_grace`).
         self._grace_ended = asyncio.Event()
         #: The job function of each tool this worker runs: set by the server, which knows its
@@ -203,7 +166,8 @@ class JobRunner:
         self.functions: Mapping[str, JobFunction] = {}
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
-        self._sleep = sleep
+        #: How the runner waits between tries (a test's clock may stand in).
+        self.sleep = sleep
         self._max_running = _checked_limit(default_max_running_jobs() if max_running is None else max_running)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         #: What each task runs (the same keys as `_tasks`).
@@ -213,10 +177,13 @@ class JobRunner:
         self._queue: dict[str, _Admission] = {}
         self._closing = False
         self._stop_hearing: Callable[[], None] = lambda: None
-        queue = service.queue
-        #: Where queued jobs come from when the store keeps a queue of its own (Redis).
-        self._queue_taker = (
-            QueueTaker(queue, service.reader, service.worker_id, lease_seconds) if queue is not None else None
+        #: This process as one of the store's workers: lease, recovery, queue, following.
+        self.membership = Membership(
+            self,
+            lease_seconds=lease_seconds,
+            retention_seconds=retention_seconds,
+            clock=clock,
+            takes_jobs=takes_jobs,
         )
 
     @property
@@ -233,6 +200,11 @@ class JobRunner:
     def accepting(self) -> bool:
         """False once shutdown has begun: `launch` refuses new jobs."""
         return not self._closing
+
+    @property
+    def closing(self) -> bool:
+        """True once shutdown has begun: nothing new is taken on."""
+        return self._closing
 
     def launch(
         self,
@@ -286,12 +258,9 @@ class JobRunner:
             self._tasks.pop(job_id, None)
             self._started.pop(job_id, None)
             context = self._contexts.pop(job_id, None)
-            if self._queue_taker is not None:
-                # A run taken over leaves the queue entry to the worker that took the job.
-                self._queue_taker.finished(job_id, acknowledge=context is None or not context.taken_over)
             self._admit()  # its slot is free
-            if self.takes_jobs:
-                self._wake.set()  # for a queued job too
+            # A run taken over leaves the queue entry to the worker that took the job.
+            self.membership.job_left(job_id, acknowledge=context is None or not context.taken_over)
 
         task.add_done_callback(forget)
 
@@ -393,7 +362,7 @@ class JobRunner:
             except StoreError as refused:
                 logger.info("job %s waits for the store (%s); next try in %.2f s", job_id, refused, delay)
                 try:
-                    await self._sleep(delay)
+                    await self.sleep(delay)
                 except asyncio.CancelledError:
                     if not admitted.context.cancel_requested.is_set():
                         return None  # shutdown: the lease ends with it, and recovery goes on
@@ -450,7 +419,7 @@ class JobRunner:
                 last_try = True  # the server is going away mid-write: one more try
                 continue
             try:
-                await self._sleep(delay)
+                await self.sleep(delay)
             except asyncio.CancelledError:
                 last_try = True  # `cancel` leaves ending jobs alone, so this is shutdown
             delay = min(delay * 2, self.max_retry_delay)
@@ -495,39 +464,26 @@ class JobRunner:
         return len(self._queue)
 
     async def start(self) -> list[str]:
-        """Become a live worker: take a lease, recover the jobs of stopped workers, keep the lease.
-
-        Returns the ids of the jobs recovery took over or failed. Jobs of other live
-        workers (another server on the same store) are left alone. A runner that takes no
-        jobs (`takes_jobs=False`) still holds a lease, for the tasks its requests run
-        here, but recovers nothing and takes nothing from the queue.
-        """
-        loop = asyncio.get_running_loop()
-        if warning := await self.service.durability_warning():
-            logger.warning("%s", warning)
-        await self.service.renew_lease(self.lease_seconds)
-        follow = self.service.follow_writers
-        if follow is not None and self._follower is None:
-            self._follower = loop.create_task(self._follow(follow))
-        recovered: list[str] = []
+        """Become a live worker among the store's workers (see `Membership.start`); the ids
+        of the stopped workers' jobs it took over or failed."""
         if self.takes_jobs:
             self._stop_hearing = self.service.add_listener(self._heard)
-            recovered = await self.recover()
-            self._pick_up = self._pick_up or loop.create_task(self._take_queued())
-        self._heartbeat = self._heartbeat or loop.create_task(self._keep_lease())
-        return recovered
+        return await self.membership.start()
+
+    @property
+    def takes_jobs(self) -> bool:
+        """Whether this process runs queued jobs (see `Membership.takes_jobs`)."""
+        return self.membership.takes_jobs
 
     def _heard(self, job: JobRecord, event: JobEvent) -> None:
-        """A job was queued somewhere, or handed back (wake the pick-up), or ended or was taken
-        over elsewhere while it runs here."""
-        if job.worker is None and not job.terminal:
-            self._wake.set()
-            return
-        # Cancelled on another replica (or failed by one that took this worker for dead)
-        # while the function runs here: stop it now, not at its next write. This runner
-        # records such an ending itself only once the function has stopped (`ending`).
-        # Claimed by another worker (this one's lease lapsed while it lived): stop, and
-        # record nothing; the job is the other worker's now.
+        """A job that runs here ended or was taken over elsewhere: stop its function.
+
+        Cancelled on another replica (or failed by one that took this worker for dead)
+        while the function runs here: stop it now, not at its next write. This runner
+        records such an ending itself only once the function has stopped (`ending`).
+        Claimed by another worker (this one's lease lapsed while it lived): stop, and
+        record nothing; the job is the other worker's now.
+        """
         context = self._contexts.get(job.job_id)
         task = self._tasks.get(job.job_id)
         if context is None or context.ending or task is None:
@@ -538,36 +494,6 @@ class JobRunner:
         elif event.kind in ENDED_ELSEWHERE:
             context.cancel_requested.set()
             task.cancel()
-
-    async def _take_queued(self) -> None:
-        """Start queued jobs while slots are free: when a hint wakes us, or every few moments."""
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), PICK_UP_EVERY_SECONDS)
-            self._wake.clear()
-            try:
-                await self.take_queued()
-            except StoreError as refused:
-                logger.warning("could not look for queued jobs (%s)", refused)
-
-    async def take_queued(self) -> list[str]:
-        """Claim queued jobs (created by a process that runs none) while slots are free.
-
-        One of several workers wins each claim (a compare-and-set on the job's sequence),
-        so a job starts exactly once. Returns the ids of the jobs started here. A store
-        with a queue of its own hands out the queued jobs; another is looked through.
-        """
-        if self._queue_taker is not None:
-            return await self._queue_taker.take(self) if not self._closing else []
-        taken: list[str] = []
-        for job in await self.service.orphaned():
-            if self.free_slots() <= 0:
-                break
-            if job.worker is not None:
-                continue  # a stopped worker's job: recovery's business, once per lease period
-            if await self.claim_queued(job):
-                taken.append(job.job_id)
-        return taken
 
     def free_slots(self) -> int:
         """How many more jobs could start here now."""
@@ -580,128 +506,6 @@ class JobRunner:
     def runs(self, job_id: str) -> bool:
         """Whether the job is running, or waiting for a slot, here."""
         return job_id in self._tasks or job_id in self._queue
-
-    async def claim_queued(self, job: JobRecord) -> bool:
-        """Claim a queued job (new, or handed back by a worker that stopped) and run it here;
-        False if another worker claimed it first."""
-        found = None if self._closing else self.functions.get(job.tool)
-        if found is None:
-            return False
-        if job.status == "running" and not found.resumable:
-            # Handed back by code that could go on from a checkpoint; this code cannot.
-            await self.service.interrupt(job.job_id, WORKER_STOPPED)
-            return False
-        return await self._claim(job, found)
-
-    async def _claim(self, job: JobRecord, found: JobFunction) -> bool:
-        """Claim the job as this worker and run it here; False if another writer got it first.
-
-        A job that was running (a stopped worker's, or one handed back) goes on from its
-        last checkpoint; a pending one starts from the beginning.
-        """
-        claimed = await self.service.claim(job)
-        if claimed is None:
-            return False
-        self.launch(
-            claimed,
-            found.function,
-            claimed.arguments,
-            found.context_name,
-            _log_to(job.job_id),
-            claimed=True,
-            resumed=job.status == "running",
-        )
-        return True
-
-    async def _follow(self, follow: Callable[[Hear, Subscribed], Awaitable[None]]) -> None:
-        """Tell listeners here of events written anywhere (a replica's job, a worker's), for good.
-
-        A store that drops the subscription is followed again after a pause that doubles
-        while it keeps failing and starts small again once hints come. Hints sent while
-        none could come are lost, so each time they come again the service reads what the
-        jobs it told of wrote meanwhile (`JobService.catch_up`): nothing is lost, only told
-        later.
-        """
-        pause = 1.0
-
-        async def subscribed() -> None:
-            nonlocal pause
-            pause = 1.0
-            try:
-                await self.service.catch_up()
-            except StoreError as refused:  # the next hint of each job brings what this missed
-                logger.warning("could not catch up on the events written while hints were lost (%s)", refused)
-
-        while True:
-            try:
-                await follow(self.service.hear, subscribed)
-            except StoreError as refused:
-                logger.warning("lost the store's event hints (%s); following again in %.0f s", refused, pause)
-                await self._sleep(pause)
-                pause = min(pause * 2, LONGEST_FOLLOW_PAUSE)
-
-    async def recover(self) -> list[str]:
-        """Take over the jobs of stopped workers that can go on, and fail the others once.
-
-        Returns the ids of the jobs recovered either way. A job that never started, or a
-        resumable one, is claimed (one claimer wins) and run here, the resumable one from
-        its last checkpoint; a running job that is not resumable is failed `interrupted`.
-        Only jobs of tools this worker runs are touched, and nothing once it is stopping.
-        """
-        recovered: list[str] = []
-        if self._closing:
-            return recovered  # a stopping worker takes nothing on, and fails nobody's jobs
-        for job in await self.service.orphaned():
-            if job.worker is None:
-                continue  # queued (new, or handed back): `take_queued` claims it when a slot is free
-            if job.worker == self.service.worker_id:
-                # Its lease looks lapsed (a renewal written late under load), but the
-                # worker asking is alive: its job runs here already and must not run twice.
-                continue
-            found = self.functions.get(job.tool)
-            if found is None:
-                continue  # whether it could go on is for a worker that knows its tool to say
-            if found.resumable or job.status == "pending":
-                if not await self._claim(job, found):
-                    continue  # another worker took it, or its own worker is alive after all
-                logger.info("job %s of a stopped worker goes on here", job.job_id)
-                recovered.append(job.job_id)
-            elif await self.service.interrupt(job.job_id, WORKER_STOPPED) is not None:
-                recovered.append(job.job_id)
-        taker = self._queue_taker
-        if taker is not None and await taker.take_over(self):
-            self._wake.set()  # the entries of queued jobs a stopped worker never claimed
-        return recovered
-
-    async def _keep_lease(self) -> None:
-        """Renew the lease three times per period, and once per period recover stopped workers' jobs.
-
-        A store that refuses a renewal is tried again at the next beat: a lapsed lease only
-        lets another worker fail this one's jobs, which the runner then learns on its next
-        write (the job is already ended), so nothing runs twice.
-        """
-        worker = self.service.worker_id
-        pruned_at = -PRUNE_EVERY_SECONDS
-        for beat in itertools.count(1):
-            await asyncio.sleep(self.lease_seconds / 3)
-            try:
-                await self.service.renew_lease(self.lease_seconds)
-                if self._queue_taker is not None:
-                    await self._queue_taker.hold()
-                if self.takes_jobs and beat % 3 == 0 and (recovered := await self.recover()):
-                    logger.info("recovered %d job(s) of stopped workers: %s", len(recovered), recovered)
-                if time.monotonic() - pruned_at >= PRUNE_EVERY_SECONDS:
-                    pruned_at = time.monotonic()
-                    await self.prune()
-            except StoreError as refused:
-                logger.warning("worker %s: could not renew its lease (%s)", worker, refused)
-
-    async def prune(self) -> list[str]:
-        """Forget the jobs that ended longer ago than their retention (see `JobStore.prune`)."""
-        gone = await self.service.prune(self._clock(), self.retention_seconds)
-        if gone:
-            logger.info("forgot %d job(s) past their retention", len(gone))
-        return gone
 
     async def aclose(self, grace: float = 0.0) -> None:
         """Stop the jobs here, hand on those that can go on elsewhere, and wait for each.
@@ -742,14 +546,7 @@ class JobRunner:
                     job_id, functools.partial(self.service.interrupt, job_id, SHUTTING_DOWN, fenced=True)
                 )
         self._stop_hearing()
-        follower, pick_up, heartbeat = self._follower, self._pick_up, self._heartbeat
-        self._follower = self._pick_up = self._heartbeat = None
-        await _stopped(follower)
-        await _stopped(pick_up)
-        if heartbeat is not None:
-            await _stopped(heartbeat)
-            with contextlib.suppress(StoreError):
-                await self.service.release_lease()
+        await self.membership.stop()
 
     async def _wait_out_grace(self, tasks: set[asyncio.Task[None]], grace: float) -> None:
         """Wait until the tasks end, `grace` seconds pass, or `end_grace` is called."""
@@ -770,37 +567,6 @@ class JobRunner:
     def end_grace(self) -> None:
         """Stop waiting for jobs to finish at shutdown (a second Ctrl-C): they end `interrupted` now."""
         self._grace_ended.set()
-
-
-#: How long shutdown waits for one of the runner's own tasks to stop once cancelled.
-STOP_WAIT_SECONDS = 5.0
-
-
-async def _stopped(task: asyncio.Task[None] | None) -> None:
-    """Cancel one of the runner's own tasks, if it has one, and wait for it (a bounded while).
-
-    A task stuck in a store call that ignores cancellation must not hold shutdown up
-    for ever: after `STOP_WAIT_SECONDS` it is left to the loop's end, and said.
-    """
-    if task is None:
-        return
-    task.cancel()
-    done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
-    if not done:
-        logger.warning(
-            "%s did not stop within %.0f s of shutdown; leaving it", task.get_name(), STOP_WAIT_SECONDS
-        )
-    elif not task.cancelled() and (error := task.exception()) is not None:
-        logger.warning("%s had failed: %r", task.get_name(), error)
-
-
-def _log_to(job_id: str) -> Callable[[str, Any], None]:
-    """Where a resumed job's log lines go: the request that started it is gone, so the server log."""
-
-    def log(level: str, data: Any) -> None:
-        logger.log(PYTHON_LEVELS.get(level, logging.INFO), "job %s: %s", job_id, data)
-
-    return log
 
 
 def _checked_limit(limit: int) -> int:

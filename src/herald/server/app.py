@@ -21,11 +21,9 @@ from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
 from herald.runtime.context import JobContext
 from herald.runtime.jobs import Jobs
+from herald.runtime.membership import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION_SECONDS, JobFunction
 from herald.runtime.runner import (
-    DEFAULT_LEASE_SECONDS,
-    DEFAULT_RETENTION_SECONDS,
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
-    JobFunction,
 )
 from herald.server.admission import Admission
 from herald.server.capabilities import capabilities
