@@ -29,7 +29,7 @@ from herald.stores.memory import MemoryEventLog, MemoryJobStore
 from herald.stores.sqlite import SqliteEventLog, SqliteJobStore
 from herald.testing.http import serve_http
 from herald.transports.http import HttpConfig
-from herald.transports.http.streams import STANDALONE, DurableStream, resume_point, stored_frames
+from herald.transports.http.streams import StandaloneStream, resume_point, stored_frames
 from tests.transports.http.conftest import HEADERS, INIT_PARAMS, EventReader
 
 TOKEN = "five-steps"
@@ -305,14 +305,7 @@ async def test_a_replay_skips_the_job_frames_queued_while_it_read_the_log() -> N
         job.sequence = event.sequence
         await jobs.record(job, event)
     log = MemoryEventLog()
-    stream = DurableStream(
-        log,
-        "s",
-        STANDALONE,
-        hold_until_started=False,
-        spawn=asyncio.get_running_loop().create_task,
-        jobs=lambda: jobs,
-    )
+    stream = StandaloneStream(log, "s", spawn=asyncio.get_running_loop().create_task, jobs=lambda: jobs)
     try:
         async with asyncio.timeout(5):
             for event in events[:2]:

@@ -367,17 +367,10 @@ class MCPEndpoint:
                 return
         assert stream is not None
         if stream is session.standalone:
-            await session.standalone.read_what_others_logged()
-            if after is None:
-                # Taken before the listener attaches, with no await between: from then on the
-                # pump hands it frames, and the replay must start where earlier listeners ended.
-                after = session.standalone.delivered
-        live = stream.listen()
-        if stream is session.standalone:
-            session.standalone.start()
-            # What the session's jobs said while nobody listened here (on another replica,
-            # or before the GET opened) comes first.
-            await session.standalone.catch_up(session.connection.owner_id)
+            live, after = await session.standalone.attach(after, session.connection.owner_id)
+        else:
+            assert after is not None  # a POST's stream is only ever resumed
+            live = stream.listen()
         await start_stream(send)
         await self._relay(stream, live, after, send, receive, session)
 

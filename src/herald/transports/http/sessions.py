@@ -14,7 +14,7 @@ goes out (`persist`), so the client's next request finds it on any replica. A co
 the store at most every `REVALIDATE_SECONDS` (which also keeps the session alive there),
 so a DELETE on one replica ends the session on every replica within that time. Only the
 replica a client's GET stream is open on logs that stream, and it catches up from the job
-store on what was written while nobody listened (`DurableStream.catch_up`).
+store on what was written while nobody listened (`StandaloneStream.attach`).
 
 A store that reads but cannot write (a full disk) still serves every session it holds:
 reading a session needs no write, a change the store refuses stays on this replica's
@@ -42,7 +42,7 @@ from herald.server.connection import Connection
 from herald.stores.errors import OutageLog, StoreError
 from herald.stores.eventlog import EventLog
 from herald.stores.sessions import SessionRecord, SessionStore
-from herald.transports.http.streams import LOGGING, STANDALONE, DurableStream, ResponseStream
+from herald.transports.http.streams import LOGGING, ResponseStream, StandaloneStream
 
 #: Finished POST streams a session keeps resumable; older ones are dropped from the log.
 RESUMABLE_FINISHED_STREAMS = 64
@@ -74,14 +74,8 @@ class HttpSession:
     ) -> None:
         self.id = session_id
         self.log = log
-        self.standalone = DurableStream(
-            log,
-            session_id,
-            STANDALONE,
-            hold_until_started=False,
-            spawn=self.spawn,
-            jobs=lambda: server.jobs.reader,
-            record_while_unheard=not shared,
+        self.standalone = StandaloneStream(
+            log, session_id, spawn=self.spawn, jobs=lambda: server.jobs.reader, shared=shared
         )
         self.connection = Connection(
             server,

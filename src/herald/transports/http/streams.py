@@ -21,7 +21,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any
+from typing import Any, ClassVar
 
 from herald.jobs.events import JobEvent
 from herald.protocol.codec import Outgoing, encode
@@ -136,7 +136,15 @@ async def stored_frames(stored: list[StoredEvent], stream: str, jobs: JobEvents 
 
 
 class DurableStream(Outbox):
-    """Messages in, persisted SSE frames out to whoever is attached right now."""
+    """Messages in, persisted SSE frames out to whoever is attached right now.
+
+    This is a POST's kind (`ResponseStream`): what it is sent before its pump starts is
+    kept for it, since the first message decides between a JSON and an SSE answer. The
+    session's GET stream is its sibling `StandaloneStream`.
+    """
+
+    #: Whether what is sent before the pump starts is kept for it (or dropped).
+    holds_until_started: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -145,20 +153,9 @@ class DurableStream(Outbox):
         name: str,
         *,
         spawn: Spawn,
-        hold_until_started: bool = True,
         jobs: JobEvents | None = None,
-        record_while_unheard: bool = True,
     ) -> None:
         #: With no log (2026-07-28 streams, which cannot be resumed) nothing is stored.
-        #: Without a listener ever, a standalone stream drops what it is sent instead of
-        #: storing it: server-initiated messages are advisory, and a session that never
-        #: opened its GET stream should not grow a log.
-        self.hold_until_started = hold_until_started
-        #: False where replicas share the session: only the replica a client listens on
-        #: records, so two replicas never log one event twice. What happens while nobody
-        #: listens is then not kept, except job events, which the next listener catches up
-        #: on from the job store (`catch_up`).
-        self.record_while_unheard = record_while_unheard
         #: The last sequence of each job this stream logged: a job event is logged once, and
         #: a gap before it is filled from the job store, in order.
         self._logged: dict[str, int] = {}
@@ -190,10 +187,14 @@ class DurableStream(Outbox):
 
     # -- outbox ----------------------------------------------------------------------------------
 
+    def keeps_what_is_sent(self) -> bool:
+        """Whether a message sent now is kept (stored and relayed); always, for a POST's stream."""
+        return True
+
     def send(self, message: Outgoing) -> None:
-        if not self.record_while_unheard and self._listener is None:
+        if not self.keeps_what_is_sent():
             return
-        if self._pump is not None or self.hold_until_started:
+        if self._pump is not None or self.holds_until_started:
             self._queue(message)
 
     def send_job_event(self, event: JobEvent, progress_token: str | int | None) -> None:
@@ -203,46 +204,10 @@ class DurableStream(Outbox):
         even before a client listens (where replicas share the session, the next listener
         catches up on them instead).
         """
-        if not self.record_while_unheard and self._listener is None:
+        if not self.keeps_what_is_sent():
             return
         self.start()
         self._queue(_JobEventToSend(event.job_id, event.sequence, progress_token, event))
-
-    async def read_what_others_logged(self) -> None:
-        """Take in what other replicas logged on this stream since this one last did.
-
-        Called before a listener attaches: from then on a live job event finds the stream
-        knowing what it holds, and is not logged again. What was read does not count as
-        delivered: the replica that logged it may have had no listener (a session's job
-        events are logged before any GET opens), so a listener here starts after what this
-        replica delivered, and a client that moved from another replica without naming its
-        last id may see events again, which it drops by their ids (at least once).
-        """
-        if self.log is None:
-            return
-        elsewhere = await self.log.read_after(self.session, self.name, self.position)
-        for item in elsewhere:
-            if (reference := item.job_event) is not None:
-                last = self._logged.get(reference.job_id, 0)
-                self._logged[reference.job_id] = max(last, reference.sequence)
-        if elsewhere:
-            self.position = max(self.position, elsewhere[-1].position)
-
-    async def catch_up(self, owner: str) -> None:
-        """Queue every event of `owner`'s jobs that this stream has not logged, in order.
-
-        A listener that opens the stream gets, after what the log holds, what happened
-        while nobody listened here: the events a worker or another replica wrote to the
-        job store meanwhile. The pump logs each once (`read_what_others_logged` first).
-        """
-        if self.jobs is None or self.log is None:
-            return
-        source = self.jobs()
-        for job_id in await source.job_ids(owner):
-            job = await source.get(job_id)
-            if job is not None and job.sequence > self._logged.get(job_id, 0):
-                self.start()
-                self._incoming.put_nowait(_JobEventToSend(job_id, job.sequence, job.progress_token))
 
     async def drain(self) -> None:
         """Wait while over `high_water` messages are queued, even before the pump has started:
@@ -472,6 +437,82 @@ def _frame_position(frame: bytes) -> int:
     first_line = frame.split(b"\n", 1)[0]
     parsed = parse_event_id(first_line.removeprefix(b"id: ").decode())
     return parsed[1] if parsed else 0
+
+
+class StandaloneStream(DurableStream):
+    """A session's GET stream: server-initiated messages and the session's job events.
+
+    What it is sent before anyone ever listened is dropped (server-initiated messages are
+    advisory, and a session that never opened its GET stream should not grow a log),
+    except job events, which start its pump and are logged for the first listener. Where
+    replicas share the session (`shared`), only the replica a client listens on records,
+    so two replicas never log one event twice; what happens while nobody listens here is
+    then not kept, except job events, which the next listener catches up on from the job
+    store (`attach`).
+    """
+
+    holds_until_started = False
+
+    def __init__(
+        self, log: EventLog, session: str, *, spawn: Spawn, jobs: JobEvents, shared: bool = False
+    ) -> None:
+        super().__init__(log, session, STANDALONE, spawn=spawn, jobs=jobs)
+        self.shared = shared
+
+    def keeps_what_is_sent(self) -> bool:
+        return not self.shared or self._listener is not None
+
+    async def attach(self, after: int | None, owner: str) -> tuple[UnreadFrames, int]:
+        """A new listener, and the position its replay starts after (`after`, or else after
+        what earlier listeners were handed).
+
+        What other replicas logged on this stream is read first, so a live job event finds
+        the stream knowing what it holds; the listener attaches with no await between
+        taking the replay point and attaching (from then on the pump hands it frames); then
+        what `owner`'s jobs said while nobody listened here is queued after the log.
+        """
+        await self.read_what_others_logged()
+        start = self.delivered if after is None else after
+        live = self.listen()
+        self.start()
+        await self.catch_up(owner)
+        return live, start
+
+    async def read_what_others_logged(self) -> None:
+        """Take in what other replicas logged on this stream since this one last did.
+
+        Called before a listener attaches: from then on a live job event finds the stream
+        knowing what it holds, and is not logged again. What was read does not count as
+        delivered: the replica that logged it may have had no listener (a session's job
+        events are logged before any GET opens), so a listener here starts after what this
+        replica delivered, and a client that moved from another replica without naming its
+        last id may see events again, which it drops by their ids (at least once).
+        """
+        if self.log is None:
+            return
+        elsewhere = await self.log.read_after(self.session, self.name, self.position)
+        for item in elsewhere:
+            if (reference := item.job_event) is not None:
+                last = self._logged.get(reference.job_id, 0)
+                self._logged[reference.job_id] = max(last, reference.sequence)
+        if elsewhere:
+            self.position = max(self.position, elsewhere[-1].position)
+
+    async def catch_up(self, owner: str) -> None:
+        """Queue every event of `owner`'s jobs that this stream has not logged, in order.
+
+        A listener that opens the stream gets, after what the log holds, what happened
+        while nobody listened here: the events a worker or another replica wrote to the
+        job store meanwhile. The pump logs each once (`read_what_others_logged` first).
+        """
+        if self.jobs is None or self.log is None:
+            return
+        source = self.jobs()
+        for job_id in await source.job_ids(owner):
+            job = await source.get(job_id)
+            if job is not None and job.sequence > self._logged.get(job_id, 0):
+                self.start()
+                self._incoming.put_nowait(_JobEventToSend(job_id, job.sequence, job.progress_token))
 
 
 class ResponseStream(DurableStream):
