@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
 from herald.jobs.store import JobStore
-from herald.listeners import Listeners
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
 from herald.protocol.versions import Era
@@ -32,11 +31,11 @@ from herald.server.jobs import (
     job_tool,
     open_job_tools_to_widgets,
 )
+from herald.server.notifications import Notifications
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
 from herald.server.scopes import Scopes
 from herald.server.signature import read_signature
 from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
-from herald.server.subscriptions import NotificationListener
 from herald.server.tasks import TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
 
@@ -49,7 +48,6 @@ DEFAULT_MAX_JOBS_PER_OWNER = 16
 DEFAULT_MAX_WAITING_JOBS = 256
 #: How long a 2026-07-28 requestState stays good: long enough for a person to answer.
 DEFAULT_REQUEST_STATE_TTL = 600.0
-ServerListener = NotificationListener
 
 
 class Server:
@@ -105,9 +103,8 @@ class Server:
         #: How many jobs may wait `pending` at once, all clients together (None: no bound).
         self.max_waiting_jobs: int | None = max_waiting_jobs
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
-        self._listeners: Listeners[[Notification, str | None]] = Listeners()
-        #: Also told each notification this process sends, to pass it to the other replicas.
-        self.relay: ServerListener | None = None
+        #: Who hears the notifications this server sends: connections, listens, the relay.
+        self.notifications = Notifications()
         self._capabilities: dict[Era, dict[str, Any]] = {}
         self.tasks: TaskManager = TaskManager(self)
         self.registry.add_listener(self._list_changed)
@@ -151,30 +148,13 @@ class Server:
 
     # -- server-initiated messages -------------------------------------------------------
 
-    def add_listener(self, listener: ServerListener) -> Callable[[], None]:
-        """Connections listen for server-initiated notifications; returns the unsubscriber.
-
-        The second argument is the resource URI for `notifications/resources/updated`,
-        so each connection can check its own subscriptions.
-        """
-        return self._listeners.add(listener)
-
     def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to `uri` that its content changed."""
-        self._broadcast(Notification("notifications/resources/updated", {"uri": uri}), uri)
+        self.notifications.send(Notification("notifications/resources/updated", {"uri": uri}), uri)
 
     def _list_changed(self, kind: ListKind) -> None:
         self._capabilities.clear()
-        self._broadcast(Notification(f"notifications/{kind}/list_changed"), None)
-
-    def _broadcast(self, notification: Notification, uri: str | None) -> None:
-        self._listeners.tell(notification, uri)
-        if self.relay is not None:
-            self.relay(notification, uri)
-
-    def tell_from_elsewhere(self, notification: Notification, uri: str | None) -> None:
-        """Tell this process's connections what another replica sent its own."""
-        self._listeners.tell(notification, uri)
+        self.notifications.send(Notification(f"notifications/{kind}/list_changed"))
 
     # -- jobs ----------------------------------------------------------------------------------
 

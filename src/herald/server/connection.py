@@ -97,7 +97,7 @@ class Connection:
         self._stop_listening: Callable[[], None] = _nothing
         self._stop_job_events: Callable[[], None] = _nothing
         if follows_server:
-            self._stop_listening = server.add_listener(self._on_server_notification)
+            self._stop_listening = server.notifications.add_listener(self._on_server_notification)
             self._stop_job_events = server.jobs.add_listener(self._on_job_event, owner=self.owner_id)
 
     @property

@@ -34,6 +34,7 @@ from herald.protocol.messages import Notification, RequestId
 from herald.protocol.versions import Era
 from herald.runtime.jobs import Jobs
 from herald.server.jobs import JOB_EVENTS_EXTENSION, JOB_EVENTS_FILTER
+from herald.server.notifications import Notifications
 from herald.server.outbox import Outbox
 from herald.server.principal import Principal, may_see
 
@@ -41,7 +42,6 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 #: Job ids one subscription may name (each one's events so far are read when it opens).
 MAX_NAMED_JOBS = 100
 #: Hears a server-initiated notification, with the resource URI of a resource update.
-NotificationListener = Callable[[Notification, str | None], None]
 
 #: Filter flag -> (the list-changed notification it selects, the capability that must offer it).
 LIST_FLAGS = {
@@ -56,8 +56,7 @@ class NotificationSource(Protocol):
 
     def capabilities(self, era: Era = Era.HANDSHAKE) -> dict[str, Any]: ...
 
-    def add_listener(self, listener: NotificationListener) -> Callable[[], None]: ...
-
+    notifications: Notifications
     jobs: Jobs
 
 
@@ -162,7 +161,7 @@ class Subscription:
         # events it follows: a job's come only to the listens that name it or own it.
         stops: list[Callable[[], None]] = []
         if self._methods or self._uris:
-            stops.append(self.server.add_listener(on_notification))
+            stops.append(self.server.notifications.add_listener(on_notification))
         if self._job_ids is not None:
             stops += [self.server.jobs.add_listener(on_job_event, job_id=job_id) for job_id in self._job_ids]
         elif self._jobs:  # `true`: agreed only for a subscriber with an identity, its owner

@@ -250,7 +250,7 @@ async def test_a_notification_sent_on_one_replica_reaches_the_get_stream_on_the_
         # Subscribed through A while the stream is open on B: B's copy hears of the change.
         subscribed = await replicas.post(a, rpc(1, "resources/subscribe", {"uri": "demo://note"}), session_id)
         assert subscribed.json()["result"] == {}
-        assert replicas.a.server.relay is not None
+        assert replicas.a.server.notifications.relay is not None
         copy_on_b = b.app.state.sessions.held(session_id).connection.session
         while copy_on_b.subscriptions != {"demo://note"}:  # noqa: ASYNC110  # until B hears A's message
             await asyncio.sleep(0.01)

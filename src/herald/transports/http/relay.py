@@ -65,13 +65,13 @@ class ReplicaRelay:
         async with task_group() as tasks:
             follower = tasks.create_task(self._follow())
             publisher = tasks.create_task(self._publish_outbox())
-            self.server.relay = self._notification_sent
+            self.server.notifications.relay = self._notification_sent
             self.server.tasks.answers_left = self._answers_left
             self.sessions.changed = self._session_changed
             try:
                 yield self
             finally:
-                self.server.relay = None
+                self.server.notifications.relay = None
                 self.server.tasks.answers_left = None
                 self.sessions.changed = None
                 follower.cancel()
@@ -121,7 +121,7 @@ class ReplicaRelay:
             params = message.get("params")
             uri = message.get("uri")
             notification = Notification(method, params if isinstance(params, dict) else None)
-            self.server.tell_from_elsewhere(notification, uri if isinstance(uri, str) else None)
+            self.server.notifications.tell_from_elsewhere(notification, uri if isinstance(uri, str) else None)
         elif kind == "task-input" and isinstance(job_id := message.get("jobId"), str):
             self.server.tasks.look_for_answers(job_id)
         elif kind == "session" and isinstance(session_id := message.get("sessionId"), str):
