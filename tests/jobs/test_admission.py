@@ -294,15 +294,16 @@ async def test_clients_without_a_token_are_counted_by_address_with_or_without_se
 
 def test_a_job_knob_set_late_takes_effect_or_says_it_cannot() -> None:
     server = Server("late")
-    runner = server.jobs.runner
-    server.max_running_jobs = 3
-    server.job_retention_seconds = 60
+    jobs = server.jobs
+    runner = jobs.runner
+    jobs.max_running = 3
+    jobs.retention_seconds = 60
     assert (runner.max_running, runner.membership.retention_seconds) == (3, 60)
-    assert server.max_running_jobs == 3
-    server.max_running_jobs = None
+    assert jobs.max_running == 3
+    jobs.max_running = None
     assert runner.max_running == default_max_running_jobs()
     with pytest.raises(RuntimeError, match="choose the job lease before the server starts jobs"):
-        server.job_lease_seconds = 1
+        jobs.lease_seconds = 1
     with pytest.raises(RuntimeError, match="before the server starts jobs"):
-        server.takes_jobs = False
-    assert (runner.membership.lease_seconds, runner.takes_jobs) == (server.job_lease_seconds, True)
+        jobs.takes_jobs = False
+    assert (runner.membership.lease_seconds, runner.takes_jobs) == (jobs.lease_seconds, True)

@@ -167,3 +167,19 @@ async def test_the_testing_waits_hear_a_server_job_without_polling() -> None:
         assert half.payload["percentage"] == 50
     finally:
         await server.jobs.shut_down()
+
+
+async def test_a_door_given_a_clock_and_ids_uses_them(tmp_path: Path) -> None:
+    """Tests (and replays) can fix what a job's id and timestamps are."""
+    ids = iter(["job-one", "job-two"])
+    door = Jobs(clock=lambda: "2026-01-02T03:04:05.000Z", new_id=lambda: next(ids))
+    door.use_store(SqliteJobStore(tmp_path / "jobs.db"))
+    try:
+        first = await door.start(
+            "gated", gated, {"label": "x"}, context_name="ctx", job_log=no_log, owner=None
+        )
+        assert (first.job_id, first.created_at) == ("job-one", "2026-01-02T03:04:05.000Z")
+        assert (await door.get("job-one")).updated_at == "2026-01-02T03:04:05.000Z"
+    finally:
+        RELEASE.set()
+        await door.shut_down(grace=1)

@@ -23,6 +23,8 @@ from herald.cli.checks import ALL_INTERFACES, bind, shown_host, writable
 
 if TYPE_CHECKING:
     from herald.auth.config import AuthConfig
+    from herald.jobs.store import JobStore
+    from herald.server.app import Server
     from herald.stores.location import Stores
     from herald.transports.http import HttpConfig
     from herald.wire.writer import MessageLog
@@ -251,14 +253,10 @@ def serve(
     from giftgenius.app import build_server
 
     server = build_server(widget_domain=widget_domain)
-    server.use_job_store(stores.jobs)
-    server.max_running_jobs = max_running_jobs
+    _set_jobs(server, stores.jobs, max_running_jobs, job_lease, retention_seconds, shutdown_grace)
+    server.jobs.takes_jobs = not no_worker
     server.max_jobs_per_owner = max_jobs_per_client or None
     server.max_waiting_jobs = max_waiting_jobs or None
-    server.job_lease_seconds = job_lease
-    server.job_retention_seconds = retention_seconds
-    server.job_shutdown_grace_seconds = shutdown_grace
-    server.takes_jobs = not no_worker
     if listening is None or config is None:
         from herald.transports.stdio import run_stdio
 
@@ -425,11 +423,7 @@ def worker(
 
     stores = _open_stores(store, sessions=False)
     server = build_server()
-    server.use_job_store(stores.jobs)
-    server.max_running_jobs = max_running_jobs
-    server.job_lease_seconds = job_lease
-    server.job_retention_seconds = retention_seconds
-    server.job_shutdown_grace_seconds = shutdown_grace
+    _set_jobs(server, stores.jobs, max_running_jobs, job_lease, retention_seconds, shutdown_grace)
     if not quiet:
         worker_id = server.jobs.worker_id
         print(
@@ -514,6 +508,18 @@ async def _close(stores: Stores, *, jobs: bool = True) -> None:
     await stores.log.aclose()
     if stores.sessions is not None:
         await stores.sessions.aclose()
+
+
+def _set_jobs(
+    server: Server, store: JobStore, max_running: int | None, lease: float, retention: float, grace: float
+) -> None:
+    """Where `serve` and `worker` keep jobs, and the job flags they share."""
+    server.use_job_store(store)
+    jobs = server.jobs
+    jobs.max_running = max_running
+    jobs.lease_seconds = lease
+    jobs.retention_seconds = retention
+    jobs.shutdown_grace_seconds = grace
 
 
 def _open_stores(store: str | None, *, sessions: bool = True) -> Stores:

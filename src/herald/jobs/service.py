@@ -173,9 +173,6 @@ class JobService:
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
         await self._store.put_result(job_id, name, mime_type, data)
 
-    async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
-        return await self._store.get_result(job_id, name)
-
     async def save_checkpoint(self, job_id: str, state: bytes) -> None:
         await self._store.save_checkpoint(job_id, state)
 

@@ -321,7 +321,7 @@ class Jobs:
         await self.service.put_result(job_id, name, mime_type, data)
 
     async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
-        return await self.service.get_result(job_id, name)
+        return await self.reader.get_result(job_id, name)
 
     async def until_ended(self, job_id: str) -> JobRecord:
         """The job once it has ended (now, if it already has), heard without polling."""

@@ -158,53 +158,8 @@ class Server:
 
     # -- jobs ----------------------------------------------------------------------------------
 
-    # The job knobs are the door's (`Jobs`): each takes effect at once, or refuses a change
-    # it could not honour. These name them as the constructor does.
-
-    @property
-    def max_running_jobs(self) -> int | None:
-        """How many jobs run at once; later ones wait `pending` (None: eight per core)."""
-        return self.jobs.max_running
-
-    @max_running_jobs.setter
-    def max_running_jobs(self, limit: int | None) -> None:
-        self.jobs.max_running = limit
-
-    @property
-    def job_retention_seconds(self) -> float:
-        """How long ended jobs are kept before they are forgotten (an MCP task keeps its ttl)."""
-        return self.jobs.retention_seconds
-
-    @job_retention_seconds.setter
-    def job_retention_seconds(self, seconds: float) -> None:
-        self.jobs.retention_seconds = seconds
-
-    @property
-    def job_lease_seconds(self) -> float:
-        """How long this process holds its jobs without renewing its lease (see `JobRunner`)."""
-        return self.jobs.lease_seconds
-
-    @job_lease_seconds.setter
-    def job_lease_seconds(self, seconds: float) -> None:
-        self.jobs.lease_seconds = seconds
-
-    @property
-    def takes_jobs(self) -> bool:
-        """False for a replica that only serves (see `Jobs.takes_jobs`)."""
-        return self.jobs.takes_jobs
-
-    @takes_jobs.setter
-    def takes_jobs(self, takes: bool) -> None:
-        self.jobs.takes_jobs = takes
-
-    @property
-    def job_shutdown_grace_seconds(self) -> float:
-        """How long a clean shutdown lets jobs that cannot be handed on finish (see `Jobs`)."""
-        return self.jobs.shutdown_grace_seconds
-
-    @job_shutdown_grace_seconds.setter
-    def job_shutdown_grace_seconds(self, seconds: float) -> None:
-        self.jobs.shutdown_grace_seconds = seconds
+    # The job knobs are constructor arguments here and, once made, the door's (`server.jobs`):
+    # each of its setters takes effect at once, or refuses a change it could not honour.
 
     def use_job_store(self, store: JobStore) -> None:
         """Keep jobs, their events and results in `store` (the default is in memory)."""
