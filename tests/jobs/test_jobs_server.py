@@ -13,7 +13,7 @@ import pytest
 from herald import Server
 from herald.jobs.events import all_schemas
 from herald.runtime import JobContext, JobFailure
-from herald.testing import InMemoryClient, connect, job_ended
+from herald.testing import InMemoryClient, connect, job_ended, job_event
 
 GATE: dict[str, asyncio.Event] = {}
 
@@ -94,13 +94,13 @@ async def test_a_job_answers_at_once_and_reports_events(client: InMemoryClient) 
 
 
 async def test_polling_with_a_cursor_returns_only_what_is_new(client: InMemoryClient) -> None:
+    client.server.jobs.poll_after_ms = 1234
     job_id = (await client.call_tool("blocked"))["structuredContent"]["jobId"]
     async with asyncio.timeout(10):
-        while True:
-            first = (await client.call_tool("get_job_status", {"jobId": job_id}))["structuredContent"]
-            if first["stage"] == "waiting":
-                break
-            await asyncio.sleep(0.01)
+        await job_event(client.server, job_id, "progress")
+    first = (await client.call_tool("get_job_status", {"jobId": job_id}))["structuredContent"]
+    assert first["stage"] == "waiting"
+    assert first["pollAfterMs"] == 1234, "a running job asks to be polled as the server was told"
     GATE["blocked"].set()
     status = await finished(client, job_id)
     later = (await client.call_tool("get_job_status", {"jobId": job_id, "cursor": first["nextCursor"]}))[

@@ -113,7 +113,8 @@ async def test_sqlite_session_store(tmp_path: Path) -> None:
     now = [1_000_000.0]
 
     async def make() -> SessionStore:
-        return SqliteSessionStore(tmp_path / "store.db", clock=lambda: now[0])
+        # Looking for the peer's messages often keeps the follow check short.
+        return SqliteSessionStore(tmp_path / "store.db", clock=lambda: now[0], follow_every_seconds=0.01)
 
     async def step() -> None:
         now[0] += 0.5

@@ -238,7 +238,14 @@ async def test_a_process_hears_every_event_another_writes_to_the_file_even_all_a
     following, writing = SqliteJobStore(path), SqliteJobStore(path)
     listener = JobService(following)
     told: list[tuple[str, int]] = []
-    listener.add_listener(lambda job, event: told.append((event.kind, event.sequence)))
+    all_told = asyncio.Event()
+
+    def tell(_: object, event: JobEvent) -> None:
+        told.append((event.kind, event.sequence))
+        if event.kind == "completed":
+            all_told.set()
+
+    listener.add_listener(tell)
     writer = JobService(writing)
     try:
         async with asyncio.TaskGroup() as tasks:
@@ -248,8 +255,7 @@ async def test_a_process_hears_every_event_another_writes_to_the_file_even_all_a
             await writer.start(job.job_id)
             await writer.complete(job.job_id, "herald://jobs/x/result.json")
             async with asyncio.timeout(10):
-                while len(told) < 3:  # noqa: ASYNC110  # the follower looks five times a second
-                    await asyncio.sleep(0.05)
+                await all_told.wait()
             follower.cancel()
     finally:
         await following.aclose()

@@ -46,6 +46,9 @@ __all__ = ["ExpiredJob", "Jobs", "UnknownJob"]
 
 logger = logging.getLogger("herald.jobs")
 
+#: How soon a client polling a running job should ask again, unless told otherwise.
+DEFAULT_POLL_AFTER_MS = 500
+
 #: Why a job cancelled by a client's request ended.
 CANCELLED_ON_REQUEST = "cancelled on request"
 
@@ -63,6 +66,7 @@ class Jobs:
         takes_jobs: bool = True,
         clock: Callable[[], str] = timestamp,
         new_id: Callable[[], str] | None = None,
+        poll_after_ms: int = DEFAULT_POLL_AFTER_MS,
     ) -> None:
         self._max_running = max_running
         self._lease_seconds = lease_seconds
@@ -71,6 +75,9 @@ class Jobs:
         #: before it fails them `interrupted`; read when the server stops.
         self.shutdown_grace_seconds = shutdown_grace_seconds
         self._takes_jobs = takes_jobs
+        #: How soon a client polling a running job should ask again (`pollAfterMs` of
+        #: `get_job_status`); read at every answer, so a change takes effect at once.
+        self.poll_after_ms = poll_after_ms
         self._clock = clock
         self._new_id = new_id
         #: The job function of each job tool, for the runner and for workers that take

@@ -71,8 +71,6 @@ JOB_EVENTS_SETTINGS: dict[str, Any] = {
     "listenFilter": JOB_EVENTS_FILTER,
     "pollTool": "get_job_status",
 }
-#: How soon a polling client should ask again while a job runs.
-POLL_AFTER_MS = 500
 
 JOB_STATUS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -260,7 +258,7 @@ def install_job_support(server: JobHost) -> None:
             "stage": job.stage,
             "events": [event.to_params() for event in events],
             "nextCursor": encode_cursor(listing, last),
-            "pollAfterMs": None if job.terminal else POLL_AFTER_MS,
+            "pollAfterMs": None if job.terminal else server.jobs.poll_after_ms,
         }
         if job.result_uri:
             status["resultResourceId"] = job.result_uri

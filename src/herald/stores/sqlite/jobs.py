@@ -69,8 +69,11 @@ class SqliteJobStore:
         *,
         connect: ConnectionFactory = connect,
         clock: Callable[[], float] = time.time,
+        follow_every_seconds: float = FOLLOW_EVERY_SECONDS,
     ) -> None:
         self._clock = clock
+        #: How often `follow_writers` looks for what other processes wrote.
+        self._follow_every = follow_every_seconds
         self._thread = StoreThread("herald-sqlite-jobs", SQLITE_ERRORS)
         self._db = open_on(self._thread, lambda: prepared(connect(path), prepare_job_tables))
         self._records: GroupWriter[list[tuple[JobRecord, JobEvent]]] = GroupWriter(self._record_batch)
@@ -158,7 +161,7 @@ class SqliteJobStore:
         """Hear of the events other processes write to this file, until cancelled.
 
         SQLite has no way to tell another process of a commit, so this looks, every
-        `FOLLOW_EVERY_SECONDS`, at the jobs changed lately: `hear(job_id, sequence, since)`
+        `follow_every_seconds`, at the jobs changed lately: `hear(job_id, sequence, since)`
         is called with the job's latest event and the last one seen before it, and reads
         what it has not told from the job's events, which are the truth. The window
         reaches `FOLLOW_OVERLAP_SECONDS` back, so a write committed late with an earlier
@@ -170,7 +173,7 @@ class SqliteJobStore:
         started = timestamp(datetime.fromtimestamp(self._clock(), UTC))
         seen: collections.OrderedDict[str, int] = collections.OrderedDict()
         while True:
-            await asyncio.sleep(FOLLOW_EVERY_SECONDS)
+            await asyncio.sleep(self._follow_every)
             window = timestamp(datetime.fromtimestamp(self._clock() - FOLLOW_OVERLAP_SECONDS, UTC))
             rows = await self._thread.call(
                 fetch_all,

@@ -40,8 +40,11 @@ class SqliteSessionStore:
         *,
         connect: ConnectionFactory = connect,
         clock: Callable[[], float] = time.time,
+        follow_every_seconds: float = FOLLOW_EVERY_SECONDS,
     ) -> None:
         self._clock = clock
+        #: How often `follow` looks for what other processes wrote.
+        self._follow_every = follow_every_seconds
         self._thread = StoreThread("herald-sqlite-sessions", SQLITE_ERRORS)
         self._db = open_on(self._thread, lambda: prepared(connect(path), prepare_session_table))
 
@@ -108,13 +111,13 @@ class SqliteSessionStore:
             db.execute("DELETE FROM replica_messages WHERE sent_at < ?", (now - KEEP_MESSAGES_SECONDS,))
 
     async def follow(self, hear: HearMessage) -> None:
-        """Look for new messages every `FOLLOW_EVERY_SECONDS` (SQLite cannot announce a commit)."""
+        """Look for new messages every `follow_every_seconds` (SQLite cannot announce a commit)."""
         last = (await self._thread.call(fetch_all, self._db, "SELECT max(id) FROM replica_messages", ()))[0][
             0
         ]
         last = last or 0
         while True:
-            await asyncio.sleep(FOLLOW_EVERY_SECONDS)
+            await asyncio.sleep(self._follow_every)
             rows = await self._thread.call(
                 fetch_all,
                 self._db,
