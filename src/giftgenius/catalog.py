@@ -154,6 +154,11 @@ class Gift:
     age_max: int
     description: str
 
+    def __hash__(self) -> int:
+        # By id alone: equal gifts share it, and matching looks a gift up (its cached terms)
+        # hundreds of thousands of times in a bulk run, where hashing every field adds up.
+        return hash(self.id)
+
     def suits_occasion(self, occasion: str) -> bool:
         """True when the gift is tagged for ``occasion`` or for any occasion."""
         return occasion in self.occasions or "any" in self.occasions

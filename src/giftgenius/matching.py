@@ -502,6 +502,17 @@ def _term_score(term: Term, profile: _GiftProfile) -> float:
     return score * (1.0 + PHRASE_BONUS * (len(term) - 1))
 
 
+@functools.lru_cache(maxsize=65536)
+def _fit(terms: frozenset[Term], gift: Gift) -> tuple[float, Term, float]:
+    """How one interest's terms meet a gift: the best term's score, that term, and the sum of
+    the others' scores (strongest first). Cached: a bulk run meets the same few interests
+    in thousands of descriptions, and each against the whole catalog."""
+    profile = _profile(gift)
+    scored = sorted(((_term_score(term, profile), term) for term in terms), reverse=True)
+    best_score, best_term = scored[0]
+    return best_score, best_term, sum(score for score, _term in scored[1:])
+
+
 def match_gift(interests: Interests, gift: Gift) -> GiftMatch:
     """Score ``gift`` against the liked interests: tags > name > description, phrases > single words.
 
@@ -514,12 +525,11 @@ def match_gift(interests: Interests, gift: Gift) -> GiftMatch:
     total = 0.0
     found: list[tuple[float, Hit]] = []
     for interest in interests.liked:
-        scored = sorted(((_term_score(term, profile), term) for term in interest.terms), reverse=True)
-        best_score, best_term = scored[0]
+        best_score, best_term, others = _fit(interest.terms, gift)
         if best_score <= 0:
             continue
         share = CLOSEST_SHARE if interest.closest else 1.0
-        total += share * (best_score + SECONDARY_SHARE * sum(score for score, _term in scored[1:]))
+        total += share * (best_score + SECONDARY_SHARE * others)
         label = profile.whole_tags.get(best_term) or interests.label(best_term)
         found.append((share * best_score, Hit(interest.quote(best_term), label, interest.closest)))
     found.sort(key=lambda item: (-item[0], item[1].label))
@@ -532,8 +542,7 @@ def match_gift(interests: Interests, gift: Gift) -> GiftMatch:
 
 def serves(interest: Interest, gift: Gift) -> bool:
     """True when ``gift`` matches ``interest`` at all: any of its terms in the tags, name or description."""
-    profile = _profile(gift)
-    return any(_term_score(term, profile) > 0 for term in interest.terms)
+    return _fit(interest.terms, gift)[0] > 0
 
 
 def excluded(interests: Interests, gift: Gift) -> bool:

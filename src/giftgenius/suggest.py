@@ -25,7 +25,6 @@ from giftgenius.catalog import OCCASIONS, Catalog, Gift, normalize_occasion, occ
 from giftgenius.matching import (
     GiftMatch,
     Hit,
-    Interest,
     Interests,
     age_hint,
     excluded,
@@ -39,6 +38,7 @@ __all__ = [
     "MIN_BUDGET",
     "OCCASIONS",
     "NoFit",
+    "Suggester",
     "Suggestion",
     "SuggestionInputError",
     "Suggestions",
@@ -255,16 +255,16 @@ def _eligible(catalog: Catalog, age: int | None, interests: Interests) -> tuple[
 
 
 @dataclass(frozen=True, slots=True)
-class _Shortlist:
-    """The gifts at each stage of one request: all, those suiting the recipient, those affordable."""
+class _Served:
+    """What serves one liked interest, whatever the budget: the price of the cheapest
+    suggestable gift that matches it (None: none does), and whether any gift in the catalog
+    does (what age and dislikes leave aside included)."""
 
-    catalog: tuple[Gift, ...]
-    pool: tuple[Gift, ...]
-    affordable: list[Gift]
-    budget: float
+    cheapest: float | None
+    in_catalog: bool
 
 
-def _unserved(interest: Interest, shortlist: _Shortlist) -> str | None:
+def _unserved(reading: _Reading, index: int, budget: float) -> str | None:
     """A sentence for a stated interest no suggestable gift matches, or None when some gift does.
 
     Only interests said with a liking cue ("likes origami") or known to be missing from the catalog
@@ -272,27 +272,32 @@ def _unserved(interest: Interest, shortlist: _Shortlist) -> str | None:
     The sentence says why: nothing in the catalog, nothing within budget (and what would be), or
     nothing that their age and dislikes leave.
     """
+    interest = reading.interests.liked[index]
     quoted = f"'{interest.text}'"
     if interest.closest:
         closest = _join(interest.phrases)
         return f"Nothing in the catalog matches {quoted}; the closest it has are {closest} gifts."
-    if not interest.stated or any(serves(interest, gift) for gift in shortlist.affordable):
+    if not interest.stated:
         return None
-    prices = [gift.price for gift in shortlist.pool if serves(interest, gift)]
-    if prices:
+    served = reading.served(index)
+    if served.cheapest is not None and served.cheapest <= budget:
+        return None
+    if served.cheapest is not None:
         return (
-            f"Nothing within the ${shortlist.budget:.2f} budget matches {quoted}; "
-            f"the cheapest gift that does costs ${min(prices):.2f}."
+            f"Nothing within the ${budget:.2f} budget matches {quoted}; "
+            f"the cheapest gift that does costs ${served.cheapest:.2f}."
         )
-    if any(serves(interest, gift) for gift in shortlist.catalog):
+    if served.in_catalog:
         return f"The catalog's gifts for {quoted} are all ruled out by their age or what they dislike."
     return f"Nothing in the catalog matches {quoted}."
 
 
-def _notice(interests: Interests, shortlist: _Shortlist, picked: list[tuple[Gift, GiftMatch]]) -> str | None:
+def _notice(reading: _Reading, budget: float, picked: list[tuple[Gift, GiftMatch]]) -> str | None:
     """What the list cannot do, and what it offers instead when no suggestion matches anything."""
     sentences = [
-        sentence for interest in interests.liked if (sentence := _unserved(interest, shortlist)) is not None
+        sentence
+        for index in range(len(reading.interests.liked))
+        if (sentence := _unserved(reading, index, budget)) is not None
     ]
     if not sentences:
         return None
@@ -309,17 +314,82 @@ def _all_ruled_out(interests: Interests) -> Suggestions:
     )
 
 
-def _scored(
-    gift: Gift, interests: Interests, occasion: str, budget: float, age: int | None
-) -> tuple[float, Gift, GiftMatch]:
-    match = match_gift(interests, gift)
-    total = (
-        match.score
-        + _occasion_score(gift, occasion)
-        + _budget_score(gift.price, budget)
-        + _age_adjustment(gift, occasion, age)
-    )
-    return round(total, 6), gift, match
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    """A gift of the pool, its match, and its score but for the part the budget adds."""
+
+    partial: float  # interest match + occasion fit
+    age: float  # the age adjustment, added last (the order of the sum is part of the answer)
+    gift: Gift
+    match: GiftMatch
+    theme: str  # its main matched interest or category, for spreading the picks
+
+
+class _Reading:
+    """A description read against a catalog at an occasion: everything a suggestion needs
+    except the budget and the count.
+
+    Reading is the costly part, so a reading is kept and asked again at other budgets
+    (`Suggester`). What it works out of the gifts (how each matches, what serves each
+    interest) it works out the first time it is asked, for the gifts asked about: a
+    description seen once at a small budget costs the affordable gifts only.
+    """
+
+    def __init__(self, catalog: Catalog, occasion: str, recipient: str) -> None:
+        self.catalog = catalog
+        self.occasion = occasion
+        self.age = age_hint(recipient)
+        self.interests = extract_interests(recipient)
+        self.pool = _eligible(catalog, self.age, self.interests)
+        self._scored: dict[str, _Scored] = {}
+        self._served: dict[int, _Served] = {}
+
+    def scored(self, gift: Gift) -> _Scored:
+        """A gift of the pool with its match and its score but for the budget's part."""
+        row = self._scored.get(gift.id)
+        if row is None:
+            match = match_gift(self.interests, gift)
+            row = self._scored[gift.id] = _Scored(
+                partial=match.score + _occasion_score(gift, self.occasion),
+                age=_age_adjustment(gift, self.occasion, self.age),
+                gift=gift,
+                match=match,
+                theme=_theme(gift, match),
+            )
+        return row
+
+    def served(self, index: int) -> _Served:
+        """What serves the liked interest at `index`, whatever the budget."""
+        found = self._served.get(index)
+        if found is None:
+            interest = self.interests.liked[index]
+            prices = [gift.price for gift in self.pool if serves(interest, gift)]
+            in_catalog = bool(prices) or any(serves(interest, gift) for gift in self.catalog.gifts)
+            found = self._served[index] = _Served(min(prices) if prices else None, in_catalog)
+        return found
+
+
+class Suggester:
+    """Suggestions from one catalog at one occasion, each distinct description read once.
+
+    A bulk run asks for thousands of people who share a few hundred descriptions at a handful
+    of budgets: the reading (interests, age, what is ruled out, how each gift matches) is
+    kept per description, and only the pick is made per budget.
+    """
+
+    def __init__(self, catalog: Catalog, occasion: str) -> None:
+        self._catalog = catalog
+        self._occasion = occasion
+        self._readings: dict[str, _Reading] = {}
+
+    def suggest(self, *, budget: float, recipient: str, count: int = 5) -> Suggestions | NoFit:
+        """What :func:`suggest_gifts` answers for this catalog and occasion."""
+        _validate(self._occasion, budget, recipient, count)
+        occasion = normalize_occasion(self._occasion)
+        reading = self._readings.get(recipient)
+        if reading is None:
+            reading = self._readings[recipient] = _Reading(self._catalog, occasion, recipient)
+        return _pick(reading, occasion, float(budget), count)
 
 
 def suggest_gifts(
@@ -334,21 +404,24 @@ def suggest_gifts(
     is within budget or the budget is below :data:`MIN_BUDGET`; raises :class:`SuggestionInputError`
     (a ``ValueError``) for invalid input.
     """
-    _validate(occasion, budget, recipient, count)
-    normalized = normalize_occasion(occasion)
-    age = age_hint(recipient)
-    interests = extract_interests(recipient)
-    pool = _eligible(catalog, age, interests)
+    return Suggester(catalog, occasion).suggest(budget=budget, recipient=recipient, count=count)
+
+
+def _pick(reading: _Reading, occasion: str, budget: float, count: int) -> Suggestions | NoFit:
+    """The suggestions of a reading at a budget: the affordable gifts, ranked and spread."""
+    interests, pool = reading.interests, reading.pool
     if not pool:
         return _all_ruled_out(interests)
     if budget < MIN_BUDGET:
-        return _below_a_cent(pool, float(budget))
-    affordable = [gift for gift in pool if gift.price <= budget]
+        return _below_a_cent(pool, budget)
+    affordable = [reading.scored(gift) for gift in pool if gift.price <= budget]
     if not affordable:
-        return _no_fit(pool, normalized, float(budget), age)
+        return _no_fit(pool, occasion, budget, reading.age)
 
-    scored = [_scored(gift, interests, normalized, budget, age) for gift in affordable]
-    picked = _pick_diverse(scored, count, spread=len(interests.liked) != 1)
+    ranked = [
+        (round(row.partial + _budget_score(row.gift.price, budget) + row.age, 6), row) for row in affordable
+    ]
+    picked = _pick_diverse(ranked, count, spread=len(interests.liked) != 1)
     return Suggestions(
         gifts=[
             Suggestion(
@@ -356,11 +429,11 @@ def suggest_gifts(
                 name=gift.name,
                 price=gift.price,
                 category=gift.category,
-                reason=_reason(gift, match, interests, normalized, float(budget)),
+                reason=_reason(gift, match, interests, occasion, budget),
             )
             for gift, match in picked
         ],
-        notice=_notice(interests, _Shortlist(catalog.gifts, pool, affordable, float(budget)), picked),
+        notice=_notice(reading, budget, picked),
     )
 
 
@@ -369,29 +442,31 @@ def _theme(gift: Gift, match: GiftMatch) -> str:
 
 
 def _pick_diverse(
-    scored: list[tuple[float, Gift, GiftMatch]], count: int, *, spread: bool
+    ranked: list[tuple[float, _Scored]], count: int, *, spread: bool
 ) -> list[tuple[Gift, GiftMatch]]:
     """Greedy pick of the best gifts; with ``spread``, each already-covered theme costs a little.
 
     Without spreading, "hiking, coffee and photography" returns five coffee gifts because coffee
     gifts happen to score slightly higher, and a recipient with no stated interests gets five gifts
     from one category. With a single stated interest there is nothing to spread across, so the list
-    is the plain ranking and stays on that interest.
+    is the plain ranking and stays on that interest. Ties break on gift id.
+
+    Each pick walks the ranking from the top and stops at the first gift whose own score is
+    below the best one found: a penalty only lowers a score, so no later gift can win.
     """
     penalty = _REPEAT_THEME_PENALTY if spread else 0.0
-    remaining = sorted(scored, key=lambda row: (-row[0], row[1].id))
+    remaining = sorted(ranked, key=lambda item: (-item[0], item[1].gift.id))
     picked: list[tuple[Gift, GiftMatch]] = []
     themes: dict[str, int] = {}
     while remaining and len(picked) < count:
-        best_index = min(
-            range(len(remaining)),
-            key=lambda i: (
-                -(remaining[i][0] - penalty * themes.get(_theme(remaining[i][1], remaining[i][2]), 0)),
-                remaining[i][1].id,
-            ),
-        )
-        _score, gift, match = remaining.pop(best_index)
-        theme = _theme(gift, match)
-        themes[theme] = themes.get(theme, 0) + 1
-        picked.append((gift, match))
+        best_index, best = 0, (math.inf, "")
+        for index, (score, row) in enumerate(remaining):
+            if -score > best[0]:
+                break
+            key = (-(score - penalty * themes.get(row.theme, 0)), row.gift.id)
+            if key < best:
+                best_index, best = index, key
+        row = remaining.pop(best_index)[1]
+        themes[row.theme] = themes.get(row.theme, 0) + 1
+        picked.append((row.gift, row.match))
     return picked

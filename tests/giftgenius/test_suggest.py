@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from giftgenius.catalog import Catalog, load_catalog
-from giftgenius.matching import age_hint, closest_table, excluded, extract_interests, match_gift
+from giftgenius.matching import Interests, age_hint, closest_table, excluded, extract_interests, match_gift
 from giftgenius.suggest import (
     OCCASIONS,
     NoFit,
@@ -353,3 +353,37 @@ def test_suggestions_always_fit_the_budget(budget: float, occasion: str, recipie
         if gift.price <= budget and (age is None or gift.suits_age(age)) and not excluded(interests, gift)
     ]
     assert len(result.gifts) == min(count, len(eligible))
+
+
+def test_a_suggester_answers_as_suggest_gifts_does_reading_each_description_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bulk run's shortcut: one reading per description, a pick per budget, the same answers."""
+    from giftgenius import suggest
+
+    reads: list[str] = []
+
+    def counted(recipient: str) -> Interests:
+        reads.append(recipient)
+        return extract_interests(recipient)
+
+    suggester = suggest.Suggester(CATALOG, "Birthday")
+    descriptions = [
+        "colleague who likes hiking, coffee",
+        "nephew, 8, who loves dinosaurs but hates puzzles",
+        "someone who likes origami and fishing",
+    ]
+    expected = {
+        (description, budget, count): suggest_gifts(
+            CATALOG, occasion="Birthday", budget=budget, recipient=description, count=count
+        )
+        for description in descriptions
+        for budget in (0.005, 3, 20, 45, 300)
+        for count in (1, 3)
+    }
+    monkeypatch.setattr(suggest, "extract_interests", counted)
+    for (description, budget, count), answer in expected.items():
+        assert suggester.suggest(budget=budget, recipient=description, count=count) == answer
+    assert reads == descriptions, "each description is read once, whatever the budget"
+    with pytest.raises(SuggestionInputError, match="budget"):
+        suggester.suggest(budget=-1, recipient=descriptions[0])

@@ -240,10 +240,11 @@ def result_documents(url: str, job_id: str) -> dict[str, str]:
 
 
 def everyone_matched_alone(rows: int) -> str:
-    """A CSV whose people share no ranking (each has a budget of their own): matching, the
-    stage a resumed run goes on from, costs milliseconds per person."""
+    """A CSV whose people share no ranking and no reading of their interests (each has
+    interests and a budget of their own): matching, the stage a resumed run goes on from,
+    costs milliseconds per person."""
     lines = ["name,department,interests,budget"]
-    lines += [f"Person {n},Dept {n % 7},hiking;tea,{20 + n / 100:.2f}" for n in range(rows)]
+    lines += [f"Person {n},Dept {n % 7},hiking;tea;club {n},{20 + n / 100:.2f}" for n in range(rows)]
     return "\n".join(lines) + "\n"
 
 

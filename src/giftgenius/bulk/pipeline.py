@@ -24,7 +24,7 @@ from giftgenius.bulk.reading import (
 )
 from giftgenius.bulk.result import BulkResult, PersonResult
 from giftgenius.catalog import Catalog, load_catalog, normalize_occasion, occasion_phrase
-from giftgenius.suggest import MAX_COUNT, Suggestions, suggest_gifts
+from giftgenius.suggest import MAX_COUNT, Suggester, Suggestions
 from herald.runtime.threads import LoopCall, in_thread
 
 ProgressCallback = Callable[[float, str], Awaitable[None]]
@@ -276,7 +276,9 @@ def _analyze(
         keys.append((tuple(sorted(employee.interests)), budget))
         tracker.item_done("extract", done, total)
 
-    # Stage 3: match. People with the same interests and budget share one ranking.
+    # Stage 3: match. People with the same interests and budget share one ranking, and
+    # people with the same interests one reading of them.
+    suggester = Suggester(gifts_catalog, normalized)
     cache: dict[_Key, _Outcome] = _restored(resume)
     saved = len(cache)
     outcomes: list[_Outcome] = []
@@ -284,9 +286,7 @@ def _analyze(
         outcome = cache.get(key)
         if outcome is None:
             topics, budget = key
-            found = suggest_gifts(
-                gifts_catalog, occasion=normalized, budget=budget, recipient=_recipient(topics), count=count
-            )
+            found = suggester.suggest(budget=budget, recipient=_recipient(topics), count=count)
             if isinstance(found, Suggestions):
                 gifts = tuple(found.to_structured()["gifts"])
                 note = None if gifts else f"No gift fits ${budget:.2f} for {occasion_phrase(normalized)}."

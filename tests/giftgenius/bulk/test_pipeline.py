@@ -230,18 +230,18 @@ async def test_a_resumed_run_reuses_the_saved_matches_and_ends_the_same(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
 
-    from giftgenius import suggest
+    from giftgenius.suggest import Suggester
 
     text = generated_csv(4_500)
     matched = 0
-    real = suggest.suggest_gifts
+    real = Suggester.suggest
 
-    def counting(*args: object, **kwargs: object) -> object:
+    def counting(self: Suggester, **kwargs: Any) -> object:
         nonlocal matched
         matched += 1
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(self, **kwargs)
 
-    monkeypatch.setattr("giftgenius.bulk.pipeline.suggest_gifts", counting)
+    monkeypatch.setattr(Suggester, "suggest", counting)
     saved: list[dict[str, object]] = []
 
     async def save(state: dict[str, object]) -> None:
