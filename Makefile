@@ -70,12 +70,13 @@ service-deps:
 	scripts/ensure-tool haproxy haproxy "the load-balanced tests"
 
 # Test files are shared out among TEST_WORKERS processes (pytest-xdist), a whole file to one,
-# so a file's fixtures (a browser, a server) start once. Most tests wait on other processes,
+# so a file's fixtures (a browser, a server) start once, in the order tests/conftest.py gives
+# (the longest files first). Most tests wait on other processes,
 # so twice the cores keeps both cores busy; TEST_WORKERS=0 runs them in this process.
 TEST_WORKERS ?= 4
 
 unit: install-dev browser-deps service-deps $(INTEROP_DEPS)
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile --cov --cov-fail-under=90
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --cov --cov-fail-under=90
 
 # The protocol fuzzers for longer than `make test` runs them (5000 cases per target, not 150).
 fuzz: install-dev

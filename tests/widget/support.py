@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from playwright.sync_api import Browser, ConsoleMessage, Frame, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Frame, Page, Playwright, expect, sync_playwright
 
 from herald.client import connect_http
 from tests.servers import giftgenius_http
@@ -607,3 +607,35 @@ def employees_csv(count: int) -> str:
     lines = ["name,department,interests,budget"]
     lines += [",".join(row) for row in people(count)]
     return "\n".join(lines) + "\n"
+
+
+# -- the MCP Apps host tests' shared steps and checks -------------------------------------
+
+
+def assert_clean(host: HostPage) -> None:
+    """No refused tool call, no CSP refusal, no uncaught error in the host or the widget."""
+    assert host.violations() == []
+    assert host.csp_violations() == []
+    assert [line for line in host.console.errors if line.startswith("uncaught")] == []
+
+
+def start_job(host: HostPage, csv: str, **options: Any) -> tuple[str, dict[str, Any]]:
+    """Run the bulk tool in the host, recording aria-valuenow from before the first result."""
+    result = host.run(
+        "start_bulk_gift_analysis",
+        {"csv": csv, "occasion": "holiday"},
+        before_result=host.record_valuenow,
+        **options,
+    )
+    job_id: str = result["toolResult"]["structuredContent"]["jobId"]
+    expect(host.frame.locator(f"section.job[data-job-id='{job_id}']")).to_be_attached()
+    return job_id, result
+
+
+def non_decreasing(values: list[float]) -> bool:
+    return all(earlier <= later for earlier, later in itertools.pairwise(values))
+
+
+def polls(host: HostPage) -> list[dict[str, Any]]:
+    """The view's `get_job_status` calls as the host recorded them, in order."""
+    return [call for call in host.calls() if call.get("name") == "get_job_status"]
