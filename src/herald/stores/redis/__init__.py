@@ -5,7 +5,8 @@ and every key of one session `{s:ID}`, so each job's (and each session's) keys l
 one slot and Redis Cluster works; a job's changes are Lua scripts over those keys alone.
 
 - `client`: the client every store makes (`connect_redis`: pooled, reconnecting), Redis
-  errors as `StoreError` (`guarded`), and following a pub/sub channel (`follow_channel`).
+  errors as `StoreError` where they leave it (`StoreRedis`), and following a pub/sub channel
+  (`follow_channel`).
 - `scripts`: the Lua scripts (`record.lua`, `create.lua`, `append.lua` beside it), read
   once at import, and the transition table the record script checks (`transition_table_lua`).
 - `jobs`: `RedisJobStore`, jobs, their events, indexes, leases and the job queue.

@@ -2,19 +2,21 @@
 
 Commands lost with their connection are sent again on a new one (`connect_redis`), so a
 Redis restart of a few seconds is a pause. Redis errors become `StoreError`, the original
-chained.
+chained, here and nowhere else: `StoreRedis` maps them where every command and every
+pipeline goes out, so the stores never see a redis-py error.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from herald.jobs.store import Subscribed
 from herald.stores.errors import StoreError
@@ -39,7 +41,103 @@ RECONNECT_FIRST_PAUSE: Final = 0.05
 RECONNECT_LONGEST_PAUSE: Final = 1.0
 
 
-def connect_redis(url: str) -> aioredis.Redis:
+def refused(exc: RedisError) -> StoreError:
+    """The `StoreError` a Redis error becomes (raise it `from` the original)."""
+    return StoreError(f"Redis refused: {exc}")
+
+
+def refused_because(error: StoreError, reply: str) -> bool:
+    """Whether Redis refused with the error reply `reply` (NOGROUP, BUSYGROUP, NOSCRIPT…).
+
+    redis-py keeps the reply's code at the start of its message, except for the codes it
+    has a class of its own for (NOSCRIPT), which it moves to `status_code`.
+    """
+    cause = error.__cause__
+    if not isinstance(cause, ResponseError):
+        return False
+    return getattr(cause, "status_code", None) == reply or str(cause).split(" ", 1)[0] == reply
+
+
+def _answered(answer: Any) -> Any:
+    """A pipeline's answer, a command's error reply as the `StoreError` it becomes."""
+    if not isinstance(answer, RedisError):
+        return answer
+    error = refused(answer)
+    error.__cause__ = answer
+    return error
+
+
+class StorePipeline(Pipeline):
+    """A pipeline of `StoreRedis`: what its `execute` raises is a `StoreError`.
+
+    With `raise_on_error=False` a command's own error reply stays in the answers, as the
+    `StoreError` it becomes, for the caller to look at (`refused_because`).
+    """
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        try:
+            answers = await super().execute(raise_on_error)
+        except RedisError as exc:
+            raise refused(exc) from exc
+        return [_answered(answer) for answer in answers]
+
+
+class StoreRedis(aioredis.Redis):
+    """redis-py's client whose errors leave it as `StoreError`: every command passes
+    `execute_command`, and every pipeline is a `StorePipeline`.
+
+    NOSCRIPT alone is let through, to the script objects (`register_script`) that send
+    commands through this client: they answer it by loading their script and sending
+    the call again.
+    """
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        try:
+            return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        except NoScriptError:
+            raise
+        except RedisError as exc:
+            raise refused(exc) from exc
+
+    def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> StorePipeline:
+        return StorePipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+
+    # -- reads, typed as this client answers them --------------------------------------------
+    # redis-py types a reply as every shape it could take (str too, for a client that
+    # decodes); this one never decodes, so each read below has its one shape.
+
+    async def value(self, key: str) -> bytes | None:
+        """GET."""
+        return cast("bytes | None", await self.get(key))
+
+    async def field(self, key: str, name: str) -> bytes | None:
+        """HGET."""
+        return cast("bytes | None", await self.hget(key, name))
+
+    async def fields(self, key: str, names: list[str]) -> list[bytes | None]:
+        """HMGET."""
+        return cast("list[bytes | None]", await self.hmget(key, names))
+
+    async def members(self, key: str) -> set[bytes]:
+        """SMEMBERS."""
+        return cast("set[bytes]", await self.smembers(key))
+
+    async def ranked(self, key: str) -> list[bytes]:
+        """ZRANGE key 0 -1: every member, lowest score first."""
+        return cast("list[bytes]", await self.zrange(key, 0, -1))
+
+    async def scored_between(
+        self, key: str, low: float | str, high: float | str
+    ) -> list[tuple[bytes, float]]:
+        """ZRANGEBYSCORE … WITHSCORES."""
+        return cast("list[tuple[bytes, float]]", await self.zrangebyscore(key, low, high, withscores=True))
+
+    async def entries_after(self, key: str, after: int) -> list[tuple[bytes, dict[bytes, bytes]]]:
+        """XRANGE from the entry after `after` (ids are `N-0`) to the end."""
+        return cast("list[tuple[bytes, dict[bytes, bytes]]]", await self.xrange(key, f"{after + 1}-0", "+"))
+
+
+def connect_redis(url: str) -> StoreRedis:
     """A client for `url` whose connections are pooled and bounded (`POOL_CONNECTIONS`), and
     re-made when Redis drops them (`RECONNECT_TRIES`).
 
@@ -52,24 +150,21 @@ def connect_redis(url: str) -> aioredis.Redis:
     pool = aioredis.BlockingConnectionPool.from_url(
         url, max_connections=POOL_CONNECTIONS, timeout=POOL_WAIT_SECONDS, retry=retry
     )
-    return aioredis.Redis.from_pool(pool)
+    client = StoreRedis(connection_pool=pool)
+    client.auto_close_connection_pool = True  # the client owns its pool (as `from_pool` does)
+    return client
 
 
-async def guarded(call: Awaitable[Any]) -> Any:
-    """Await a Redis call; its errors become `StoreError`.
-
-    redis-py types its answers as unions of every shape a reply could take; the callers
-    here know the one shape each command gives (bytes: the clients never decode) and
-    convert at once, so the answer is `Any` at this one boundary.
-    """
+async def _answer(call: Awaitable[Any]) -> Any:
+    """Await a pub/sub call (pub/sub has a connection of its own, outside `StoreRedis`)."""
     try:
         return await call
     except RedisError as exc:
-        raise StoreError(f"Redis refused: {exc}") from exc
+        raise refused(exc) from exc
 
 
 async def follow_channel(
-    client: aioredis.Redis, channel: str, hear: HearMessage, subscribed: Subscribed | None = None
+    client: StoreRedis, channel: str, hear: HearMessage, subscribed: Subscribed | None = None
 ) -> None:
     """Hear every message published on `channel` from now on, until cancelled.
 
@@ -97,7 +192,7 @@ async def follow_channel(
 
 
 async def _read_channel(
-    client: aioredis.Redis,
+    client: StoreRedis,
     channel: str,
     hear: HearMessage,
     subscribed: Subscribed | None,
@@ -105,9 +200,9 @@ async def _read_channel(
 ) -> None:
     pubsub = client.pubsub()
     try:
-        await guarded(pubsub.subscribe(channel))
+        await _answer(pubsub.subscribe(channel))
         while not stop.is_set():
-            message = await guarded(pubsub.get_message(timeout=HINT_WAIT_SECONDS))
+            message = await _answer(pubsub.get_message(timeout=HINT_WAIT_SECONDS))
             if message is None:
                 continue
             if message.get("type") == "message":

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from herald.stores.eventlog import JobEventReference, StoredEvent
-from herald.stores.redis.client import connect_redis, guarded
+from herald.stores.redis.client import StoreRedis, connect_redis
 from herald.stores.redis.scripts import APPEND_SCRIPT
 
 
 class RedisEventLog:
     """An `EventLog` on Redis: one Stream per stream of a session, positions as entry ids."""
 
-    def __init__(self, client: aioredis.Redis, *, prefix: str = "herald") -> None:
+    def __init__(self, client: StoreRedis, *, prefix: str = "herald") -> None:
         self._redis = client
         self._prefix = prefix
         self._append = client.register_script(APPEND_SCRIPT)
@@ -38,8 +36,8 @@ class RedisEventLog:
         ]
 
     async def _add(self, session: str, stream: str, args: list[Any]) -> int:
-        await guarded(self._redis.sadd(self._key(session, "streams"), stream))
-        position: int = await guarded(self._append(keys=self._keys(session, stream), args=args))
+        await self._redis.sadd(self._key(session, "streams"), stream)
+        position: int = await self._append(keys=self._keys(session, stream), args=args)
         return position
 
     async def append(self, session: str, stream: str, data: bytes) -> int:
@@ -49,9 +47,7 @@ class RedisEventLog:
         return await self._add(session, stream, [b"", job_id, sequence])
 
     async def read_after(self, session: str, stream: str, position: int) -> list[StoredEvent]:
-        entries = await guarded(
-            self._redis.xrange(self._keys(session, stream)[0], f"{max(position, 0) + 1}-0", "+")
-        )
+        entries = await self._redis.entries_after(self._keys(session, stream)[0], max(position, 0))
         events: list[StoredEvent] = []
         for entry_id, fields in entries:
             at = int(entry_id.split(b"-")[0])
@@ -66,17 +62,17 @@ class RedisEventLog:
     async def position_of_job_event(
         self, session: str, stream: str, job_id: str, sequence: int
     ) -> int | None:
-        found = await guarded(self._redis.hget(self._keys(session, stream)[2], f"{job_id}:{sequence}"))
+        found = await self._redis.field(self._keys(session, stream)[2], f"{job_id}:{sequence}")
         return int(found) if found is not None else None
 
     async def forget(self, session: str) -> None:
-        streams = await guarded(self._redis.smembers(self._key(session, "streams")))
+        streams = await self._redis.members(self._key(session, "streams"))
         keys = [key for stream in streams for key in self._keys(session, stream.decode())]
-        await guarded(self._redis.delete(self._key(session, "streams"), *keys))
+        await self._redis.delete(self._key(session, "streams"), *keys)
 
     async def forget_stream(self, session: str, stream: str) -> None:
-        await guarded(self._redis.delete(*self._keys(session, stream)))
-        await guarded(self._redis.srem(self._key(session, "streams"), stream))
+        await self._redis.delete(*self._keys(session, stream))
+        await self._redis.srem(self._key(session, "streams"), stream)
 
     async def aclose(self) -> None:
         await self._redis.aclose()

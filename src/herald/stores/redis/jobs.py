@@ -31,8 +31,6 @@ from functools import partial
 from typing import Any, Final
 
 import orjson
-import redis.asyncio as aioredis
-from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from herald.jobs.events import INPUT_OF_KIND, JobEvent
 from herald.jobs.machine import IllegalTransition
@@ -40,7 +38,7 @@ from herald.jobs.record import STATUS_FIELDS, JobRecord, epoch_seconds
 from herald.jobs.store import Hear, JobChanged, QueueEntry, Subscribed
 from herald.stores.errors import JobMissing, StoreError
 from herald.stores.group_writer import GroupWriter
-from herald.stores.redis.client import connect_redis, follow_channel, guarded
+from herald.stores.redis.client import StoreRedis, connect_redis, follow_channel, refused_because
 from herald.stores.redis.scripts import CREATE_SCRIPT, RECORD_SCRIPT
 
 logger = logging.getLogger("herald.stores")
@@ -58,8 +56,8 @@ FORGET_LEASES_AFTER: Final = 3600.0
 def _record_outcome(chain: Chain, answer: Any) -> Exception | None:
     """What one record script's answer means for its caller."""
     job = chain[0][0]
-    if isinstance(answer, RedisError):
-        return StoreError(f"Redis refused: {answer}")
+    if isinstance(answer, StoreError):
+        return answer
     if answer == b"missing":
         return JobMissing(job.job_id)
     if answer == b"changed":
@@ -104,7 +102,7 @@ class RedisJobStore:
     durable = True
 
     def __init__(
-        self, client: aioredis.Redis, *, prefix: str = "herald", clock: Callable[[], float] = time.time
+        self, client: StoreRedis, *, prefix: str = "herald", clock: Callable[[], float] = time.time
     ) -> None:
         self._redis = client
         self._prefix = prefix
@@ -138,7 +136,7 @@ class RedisJobStore:
         meta: list[Any] = []
         for name, value in fixed.items():
             meta += [name, orjson.dumps(value)]
-        order = await guarded(self._redis.incr(self._index("job-counter")))
+        order = await self._redis.incr(self._index("job-counter"))
         async with self._redis.pipeline(transaction=False) as indexes:
             if job.worker is None and not job.terminal:  # queued: for a worker of its tool
                 indexes.xadd(self._queue(job.tool), {"job": job.job_id})
@@ -147,7 +145,7 @@ class RedisJobStore:
                 indexes.zadd(self._index(f"owner:{job.owner}"), {job.job_id: order})
             if not job.terminal:
                 indexes.zadd(self._index("unfinished"), {job.job_id: order})
-            await guarded(indexes.execute())
+            await indexes.execute()
         keys = [
             self._key(job.job_id, "meta"),
             self._key(job.job_id, "status"),
@@ -156,7 +154,7 @@ class RedisJobStore:
         hint = [self._index("job-events"), f"{job.job_id}|{event.sequence}"]
         attempt = secrets.token_hex(8)
         args = [orjson.dumps(event.to_params()), *hint, attempt, *meta, "|", *_status_pairs(job)]
-        if await guarded(self._create(keys=keys, args=args)) == b"exists":
+        if await self._create(keys=keys, args=args) == b"exists":
             raise StoreError(f"a job {job.job_id!r} exists already")
 
     async def record(self, job: JobRecord, event: JobEvent) -> None:
@@ -171,7 +169,7 @@ class RedisJobStore:
             # Handed back by its worker (a clean shutdown): queued again, entry first, as
             # `create` queues a job. An entry whose write is then refused names a job that
             # still has its worker, and is dropped by whoever reads it.
-            await guarded(self._redis.xadd(self._queue(last.tool), {"job": last.job_id}))
+            await self._redis.xadd(self._queue(last.tool), {"job": last.job_id})
         await self._records.write(chain)
 
     async def _record_batch(self, batch: list[Chain]) -> list[Exception | None]:
@@ -182,7 +180,7 @@ class RedisJobStore:
                 answers = [
                     await self._record(keys=self._record_keys(batch[0]), args=self._record_args(batch[0]))
                 ]
-            except RedisError as refused:
+            except StoreError as refused:
                 answers = [refused]
         else:
             answers = await self._record_pipelined(batch)
@@ -199,7 +197,7 @@ class RedisJobStore:
                     indexes.zadd(
                         self._index("ended"), {job.job_id: epoch_seconds(job.updated_at) for job in ended}
                     )
-                    await guarded(indexes.execute())
+                    await indexes.execute()
             except StoreError as refused:  # the endings are stored: only the indexes lag
                 # `unfinished` skips ended jobs; retention, which reads `ended`, misses these.
                 logger.warning("the index of ended jobs missed %d job(s): %s", len(ended), refused)
@@ -220,14 +218,16 @@ class RedisJobStore:
                 for index in unsent:
                     chain = batch[index]
                     scripts.evalsha(self._record.sha, 2, *self._record_keys(chain), *self._record_args(chain))
-                for index, answer in zip(
-                    unsent, await guarded(scripts.execute(raise_on_error=False)), strict=True
-                ):
+                for index, answer in zip(unsent, await scripts.execute(raise_on_error=False), strict=True):
                     answers[index] = answer
-            unsent = [index for index in unsent if isinstance(answers[index], NoScriptError)]
+            unsent = [
+                index
+                for index in unsent
+                if isinstance(answers[index], StoreError) and refused_because(answers[index], "NOSCRIPT")
+            ]
             if not unsent or attempt:
                 break
-            await guarded(self._redis.script_load(RECORD_SCRIPT))
+            await self._redis.script_load(RECORD_SCRIPT)
         return answers
 
     def _record_keys(self, chain: Chain) -> list[str]:
@@ -259,7 +259,7 @@ class RedisJobStore:
             for job_id in job_ids:
                 reads.hgetall(self._key(job_id, "meta"))
                 reads.hgetall(self._key(job_id, "status"))
-            found = await guarded(reads.execute())
+            found = await reads.execute()
         jobs: list[JobRecord | None] = []
         for job_id, meta, status in zip(job_ids, found[::2], found[1::2], strict=True):
             if not meta or not status:
@@ -274,11 +274,11 @@ class RedisJobStore:
         return jobs
 
     async def events_after(self, job_id: str, sequence: int = 0) -> list[JobEvent]:
-        entries = await guarded(self._redis.xrange(self._key(job_id, "events"), f"{sequence + 1}-0", "+"))
+        entries = await self._redis.entries_after(self._key(job_id, "events"), sequence)
         return [JobEvent.from_params(orjson.loads(fields[b"e"])) for _, fields in entries]
 
     async def _jobs(self, index: str) -> list[JobRecord]:
-        ids = await guarded(self._redis.zrange(self._index(index), 0, -1))
+        ids = await self._redis.ranked(self._index(index))
         found = await self._get_many([job_id.decode() for job_id in ids]) if ids else []
         return [job for job in found if job is not None]
 
@@ -290,50 +290,43 @@ class RedisJobStore:
         async with self._redis.pipeline(transaction=False) as leases:
             leases.zadd(self._index("workers"), {worker: now + seconds})
             leases.zremrangebyscore(self._index("workers"), "-inf", now - FORGET_LEASES_AFTER)
-            await guarded(leases.execute())
+            await leases.execute()
 
     async def release_lease(self, worker: str) -> None:
-        await guarded(self._redis.zrem(self._index("workers"), worker))
+        await self._redis.zrem(self._index("workers"), worker)
 
     async def orphaned(self) -> list[JobRecord]:
         live = {
             worker.decode()
-            for worker in await guarded(
-                self._redis.zrangebyscore(self._index("workers"), self._clock(), "+inf")
-            )
+            for worker, _ in await self._redis.scored_between(self._index("workers"), self._clock(), "+inf")
         }
         return [job for job in await self.unfinished() if job.worker is None or job.worker not in live]
 
     async def job_ids(self, owner: str | None = None) -> list[str]:
         index = "jobs" if owner is None else f"owner:{owner}"
-        return [job_id.decode() for job_id in await guarded(self._redis.zrange(self._index(index), 0, -1))]
+        return [job_id.decode() for job_id in await self._redis.ranked(self._index(index))]
 
     async def save_checkpoint(self, job_id: str, state: bytes) -> None:
-        await guarded(self._redis.set(self._key(job_id, "checkpoint"), state))
+        await self._redis.set(self._key(job_id, "checkpoint"), state)
 
     async def load_checkpoint(self, job_id: str) -> bytes | None:
-        found: bytes | None = await guarded(self._redis.get(self._key(job_id, "checkpoint")))
-        return found
+        return await self._redis.value(self._key(job_id, "checkpoint"))
 
     async def put_result(self, job_id: str, name: str, mime_type: str, data: bytes) -> None:
-        await guarded(
-            self._redis.hset(
-                self._key(job_id, "results"), mapping={f"m:{name}": mime_type, f"d:{name}": data}
-            )
+        await self._redis.hset(
+            self._key(job_id, "results"), mapping={f"m:{name}": mime_type, f"d:{name}": data}
         )
 
     async def get_result(self, job_id: str, name: str) -> tuple[str, bytes] | None:
-        mime_type, data = await guarded(
-            self._redis.hmget(self._key(job_id, "results"), [f"m:{name}", f"d:{name}"])
-        )
-        return (mime_type.decode(), bytes(data)) if mime_type is not None and data is not None else None
+        mime_type, data = await self._redis.fields(self._key(job_id, "results"), [f"m:{name}", f"d:{name}"])
+        return (mime_type.decode(), data) if mime_type is not None and data is not None else None
 
     async def prune(self, now: float, retention: float) -> list[str]:
-        ended = await guarded(self._redis.zrangebyscore(self._index("ended"), "-inf", now, withscores=True))
+        ended = await self._redis.scored_between(self._index("ended"), "-inf", now)
         gone: list[str] = []
         for raw, ended_at in ended:
             job_id = raw.decode()
-            kept = await guarded(self._redis.hget(self._key(job_id, "meta"), "retain_seconds"))
+            kept = await self._redis.field(self._key(job_id, "meta"), "retain_seconds")
             own = orjson.loads(kept) if kept is not None else None
             if ended_at + (own if own is not None else retention) >= now:
                 continue
@@ -350,12 +343,12 @@ class RedisJobStore:
                 forget.zrem(self._index("ended"), job_id)
                 if job is not None and job.owner is not None:
                     forget.zrem(self._index(f"owner:{job.owner}"), job_id)
-                await guarded(forget.execute())
+                await forget.execute()
             gone.append(job_id)
         return gone
 
     async def expired(self, job_id: str) -> bool:
-        return bool(await guarded(self._redis.sismember(self._index("expired"), job_id)))
+        return bool(await self._redis.sismember(self._index("expired"), job_id))
 
     def _queue(self, tool: str) -> str:
         return self._index(f"queue:{tool}")
@@ -388,24 +381,20 @@ class RedisJobStore:
                 await self._make_queue_group(tool)
             try:
                 return await command()
-            except ResponseError as refused:
-                if "NOGROUP" not in str(refused) or attempt:
-                    raise StoreError(f"Redis refused: {refused}") from refused
+            except StoreError as refused:
+                if not refused_because(refused, "NOGROUP") or attempt:
+                    raise
                 logger.warning("the job queue of %s had lost its workers' group; it is made again", tool)
                 self._grouped.discard(tool)
-            except RedisError as exc:
-                raise StoreError(f"Redis refused: {exc}") from exc
         raise AssertionError("unreachable: the second try returns or raises")
 
     async def _make_queue_group(self, tool: str) -> None:
         """Create the workers' group of a tool's queue, from its start (earlier entries are read)."""
         try:
             await self._redis.xgroup_create(self._queue(tool), QUEUE_GROUP, id="0", mkstream=True)
-        except ResponseError as refused:
-            if "BUSYGROUP" not in str(refused):  # another worker created it first: fine
-                raise StoreError(f"Redis refused: {refused}") from refused
-        except RedisError as exc:
-            raise StoreError(f"Redis refused: {exc}") from exc
+        except StoreError as refused:
+            if not refused_because(refused, "BUSYGROUP"):  # another worker created it first: fine
+                raise
         self._grouped.add(tool)
 
     async def take_over_queued(
@@ -431,7 +420,7 @@ class RedisJobStore:
                 for tool, acknowledged in _by_tool(entries).items():
                     done.xack(self._queue(tool), QUEUE_GROUP, *acknowledged)
                     done.xdel(self._queue(tool), *acknowledged)
-                await guarded(done.execute())
+                await done.execute()
 
     async def follow_writers(self, hear: Hear, subscribed: Subscribed | None = None) -> None:
         """Hear of every event written to this store, by any process, until cancelled.
@@ -453,7 +442,7 @@ class RedisJobStore:
         """One line when Redis could lose what it was told (no append-only file), else None."""
         try:
             settings: dict[Any, Any] = await self._redis.config_get("appendonly")
-        except RedisError:
+        except StoreError:
             return None  # CONFIG may be disabled (managed Redis): nothing to say for sure
         if {settings.get(b"appendonly"), settings.get("appendonly")} & {b"no", "no"}:
             return (

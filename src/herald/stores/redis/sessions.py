@@ -5,9 +5,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-import redis.asyncio as aioredis
-
-from herald.stores.redis.client import connect_redis, follow_channel, guarded
+from herald.stores.errors import StoreError
+from herald.stores.redis.client import StoreRedis, connect_redis, follow_channel
 from herald.stores.sessions import HearMessage, SessionRecord
 
 
@@ -20,7 +19,7 @@ class RedisSessionStore:
     messages between replicas go over pub/sub, a hint at most once.
     """
 
-    def __init__(self, client: aioredis.Redis, *, prefix: str = "herald") -> None:
+    def __init__(self, client: StoreRedis, *, prefix: str = "herald") -> None:
         self._redis = client
         self._prefix = prefix
 
@@ -36,7 +35,7 @@ class RedisSessionStore:
         async with self._redis.pipeline(transaction=True) as save:
             save.hset(key, mapping={"record": record.to_json()})
             save.pexpire(key, max(int(ttl * 1000), 1))
-            await guarded(save.execute())
+            await save.execute()
 
     async def load(self, session_id: str, ttl: float | None) -> SessionRecord | None:
         key = self._key(session_id)
@@ -44,19 +43,22 @@ class RedisSessionStore:
             load.hget(key, "record")
             if ttl is not None:
                 load.pexpire(key, max(int(ttl * 1000), 1))
-            found = (await guarded(load.execute()))[0]
+            found = (await load.execute())[0]
         return SessionRecord.from_json(session_id, bytes(found)) if found is not None else None
 
     async def delete(self, session_id: str) -> bool:
-        return bool(await guarded(self._redis.delete(self._key(session_id))))
+        return bool(await self._redis.delete(self._key(session_id)))
 
     async def shared_key(self) -> bytes:
         key = f"{self._prefix}:request-state-key"
-        await guarded(self._redis.set(key, secrets.token_bytes(32), nx=True))
-        return bytes(await guarded(self._redis.get(key)))
+        await self._redis.set(key, secrets.token_bytes(32), nx=True)
+        found = await self._redis.value(key)
+        if found is None:  # set just above: Redis lost it (a flush, an eviction) between the two
+            raise StoreError("Redis lost the shared request-state key as it was made; try again")
+        return found
 
     async def publish(self, message: bytes) -> None:
-        await guarded(self._redis.publish(f"{self._prefix}:replicas", message))
+        await self._redis.publish(f"{self._prefix}:replicas", message)
 
     async def follow(self, hear: HearMessage) -> None:
         await follow_channel(self._redis, f"{self._prefix}:replicas", hear)
