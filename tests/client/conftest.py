@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from herald import Server
 from herald.jobs.events import all_schemas
 from herald.runtime import JobContext
 from herald.stores.sqlite import SqliteJobStore
+from herald.testing import free_port
 from herald.transports.http import HttpConfig, create_app
 
 #: Gates the `gated` job waits on, opened by the tests.
@@ -77,13 +77,6 @@ def build_server(database: Path) -> Server:
         return {"gate": name}
 
     return server
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ import orjson
 import pytest
 
 from giftgenius.cli import parse_arguments
+from herald.testing import free_port
 from tests.messages import INITIALIZE
 
 pytestmark = pytest.mark.slow  # the command line, in processes of its own
@@ -101,9 +101,7 @@ def test_arguments_follow_the_schema_types() -> None:
 
 
 def test_serve_http_prints_where_and_answers(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     store = tmp_path / "events.db"
     argv = [sys.executable, "-m", "giftgenius", "serve", "--port", str(port), "--store", f"sqlite:///{store}"]
     server = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)

@@ -39,6 +39,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent, TextResourceContents
 
+from herald.testing import free_port
 from tests.servers import stop
 
 pytestmark = pytest.mark.slow  # the official SDKs' clients against real server processes
@@ -97,13 +98,6 @@ PROGRESS_SERVER = textwrap.dedent(
 
 
 # -- servers --------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def wait_until_listening(process: subprocess.Popen[bytes], port: int, errors: Path) -> None:

@@ -13,9 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,6 +31,7 @@ from herald.server.connection import Connection
 from herald.server.outbox import Outbox
 from herald.stores.conformance import check_event_log, check_job_queue, check_job_store, check_session_store
 from herald.testing.jobs import job_ended, job_event
+from herald.testing.ports import free_port, wait_until_listening
 from herald.testing.transport_check import WireSession, check_server, check_transport
 
 __all__ = [
@@ -217,34 +216,6 @@ async def connect(
         if not modern:
             await client.initialize(version)
         yield client
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def wait_until_listening(
-    port: int, process: subprocess.Popen[Any] | None = None, *, timeout: float = 20
-) -> None:
-    """Block until a server accepts connections on `port`; fail early if its process exits.
-
-    Servers offer no readiness signal but their socket, so this polls it, within a deadline.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        if process is not None and process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode} before listening")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"nothing listened on port {port} within {timeout} s") from None
-            time.sleep(0.05)
 
 
 @contextlib.contextmanager
