@@ -497,10 +497,16 @@ class JobService:
         )
 
     async def _tell_stored(self, job_id: str, after: int | None) -> None:
-        """Tell the job's stored events after `after` (by default, after what was told)."""
+        """Tell the job's stored events after `after` (by default, after what was told).
+
+        The job is read after its events, so the record told with them is at least as new
+        as the last: a listener that hears an ending sees an ended job. (Read before, it
+        could miss an ending another process wrote between the two reads.)
+        """
+        start = after if after is not None else self._told.get(job_id, 0)
+        events = await self._store.events_after(job_id, start)
         job = await self._store.get(job_id)
         if job is None:
             return
-        start = after if after is not None else self._told.get(job_id, 0)
-        for event in await self._store.events_after(job_id, start):
+        for event in events:
             self._announce(job, event)

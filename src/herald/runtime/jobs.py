@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from herald.jobs.events import JobEvent, timestamp
+from herald.jobs.events import TERMINAL_KINDS, JobEvent, timestamp
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
 from herald.jobs.service import ExpiredJob, JobListener, JobService, UnknownJob
@@ -334,8 +334,8 @@ class Jobs:
         """The job once it has ended (now, if it already has), heard without polling."""
         ended = asyncio.Event()
 
-        def listener(job: JobRecord, _: JobEvent) -> None:
-            if job.terminal:
+        def listener(job: JobRecord, event: JobEvent) -> None:
+            if job.terminal or event.kind in TERMINAL_KINDS:
                 ended.set()
 
         stop = self.add_listener(listener, job_id=job_id)
