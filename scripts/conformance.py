@@ -3,7 +3,8 @@
 Runs the shared `run-server-suite` four times (harness 0.1.16; 0.2.0-alpha.12 at
 2025-11-25, at 2026-07-28, and with no spec version, which adds the tasks extension
 scenarios at their default wire), at once, each against a fixture server of its own on a
-free loopback port (so no run sees another's sessions or notifications), and holds each
+free loopback port (so no run sees another's sessions or notifications) and with its
+harness in a folder of its own (so no run's install replaces another's), and holds each
 to its bar: 0.1.16 must pass all 32 scenarios with no WARN line, the alpha runs
 must have 0 failures (a SKIP, such as the skills scenarios, counts as neither).
 Exits non-zero if any run misses its bar. Stdlib only.
@@ -66,7 +67,17 @@ def wait_until_listening(port: int, process: subprocess.Popen[bytes], seconds: f
     raise SystemExit("conformance: the fixture server did not start listening")
 
 
-def run_suite(arguments: list[str], bar: Bar) -> tuple[bool, str]:
+def harness_cache(run: int) -> str:
+    """Where run number `run` keeps its harness: a folder of its own.
+
+    The suite installs a harness version by replacing its folder; two runs of one version
+    installing at once would pull it from under each other (on a machine that has none yet).
+    """
+    root = os.environ.get("CONFORMANCE_CACHE_DIR") or str(Path.home() / ".cache" / "mcp-conformance")
+    return str(Path(root) / f"herald-run-{run}")
+
+
+def run_suite(run: int, arguments: list[str], bar: Bar) -> tuple[bool, str]:
     """One suite run against a fixture server of its own: whether it met its bar, and what it said."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
@@ -74,7 +85,10 @@ def run_suite(arguments: list[str], bar: Bar) -> tuple[bool, str]:
     try:
         wait_until_listening(port, server)
         command = [str(SUITE), *arguments, url]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+        environment = {**os.environ, "CONFORMANCE_CACHE_DIR": harness_cache(run)}
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=900, check=False, env=environment
+        )
     finally:
         server.terminate()
         try:
@@ -104,7 +118,7 @@ def main() -> int:
         print(f"{message}; skipped (set CI=true to make this an error)")
         return 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(RUNS)) as pool:
-        runs = [pool.submit(run_suite, arguments, bar) for arguments, bar in RUNS]
+        runs = [pool.submit(run_suite, run, arguments, bar) for run, (arguments, bar) in enumerate(RUNS)]
         results = []
         for run in runs:  # printed in the order of RUNS, each whole
             ok, output = run.result()
