@@ -258,7 +258,7 @@ def test_jobs_survive_kill_9_of_a_replica_and_a_worker_behind_a_balancer(
         if store_kind == "redis":
             for n in range(2):
                 argv = [*GIFTGENIUS, "worker", "--store", store, "--job-lease", str(LEASE_SECONDS)]
-                worker = stack.enter_context(started(argv, tmp_path / f"w{n}.log"))
+                worker = stack.enter_context(started(argv, tmp_path / f"w{n}.log", measured=False))
                 workers[worker.worker_id()] = worker
         else:  # each replica is its own worker
             workers = {replica.worker_id(): replica for replica in replicas}

@@ -113,7 +113,7 @@ def test_bulk_survives_its_server_being_killed_and_restarted(era: list[str], tmp
     people.write_text(employees(PEOPLE))
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    with giftgenius_http(store, "--job-lease", "1", port=port, kill=True):
+    with giftgenius_http(store, "--job-lease", "1", port=port, kill=True, measured=False):
         bulk = subprocess.Popen(
             [*GIFTGENIUS, "bulk", str(people), "--url", url, "--retry-for", "120", *era],
             stderr=subprocess.PIPE,
@@ -125,7 +125,7 @@ def test_bulk_survives_its_server_being_killed_and_restarted(era: list[str], tmp
         assert asyncio.run(running_past(store, job_id, 5)) is not None, "the job ended before the kill"
     # Killed on leaving the block. bulk must notice, and say so, while nothing listens.
     lines.wait_for("connection lost")
-    with giftgenius_http(store, "--job-lease", "1", port=port):
+    with giftgenius_http(store, "--job-lease", "1", port=port, measured=False):
         assert bulk.wait(timeout=240) == 0, lines.text()
     output = lines.text()
     assert "reconnected to" in output

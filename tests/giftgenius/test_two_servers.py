@@ -44,8 +44,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 def test_the_survivor_finishes_the_killed_servers_bulk_job(store: str) -> None:
     text = employees(PEOPLE)
-    with giftgenius_http(store, "--job-lease", "1") as survivor:
-        with giftgenius_http(store, "--job-lease", "1", kill=True) as doomed:
+    with giftgenius_http(store, "--job-lease", "1", measured=False) as survivor:
+        with giftgenius_http(store, "--job-lease", "1", kill=True, measured=False) as doomed:
             job_id = structured(doomed.url, "start_bulk_gift_analysis", {"csv": text})["jobId"]
             # Into the matching stage, past a saved checkpoint (every 2,000 people).
             running = asyncio.run(asyncio.wait_for(running_past(store, job_id, 42.5), 120))

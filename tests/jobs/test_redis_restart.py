@@ -42,7 +42,7 @@ def replica_and_worker(stack: ExitStack, store: str, tmp_path: Path) -> str:
     replica = [*GIFTGENIUS, "serve", "--quiet", "--no-worker", "--port", str(port), "--store", store]
     stack.enter_context(started(replica, tmp_path / "replica.log", port))
     worker = [*GIFTGENIUS, "worker", "--store", store, "--job-lease", "2"]
-    stack.enter_context(started(worker, tmp_path / "worker.log")).worker_id()
+    stack.enter_context(started(worker, tmp_path / "worker.log", measured=False)).worker_id()
     return f"http://127.0.0.1:{port}/mcp"
 
 

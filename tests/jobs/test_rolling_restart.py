@@ -63,7 +63,7 @@ async def test_sigterm_of_a_worker_hands_its_job_to_another_worker(tmp_path: Pat
         workers = {}
         for n in (1, 2):
             argv = [*GIFTGENIUS, "worker", "--store", store, "--job-lease", LEASE]
-            worker = stack.enter_context(started(argv, tmp_path / f"w{n}.log"))
+            worker = stack.enter_context(started(argv, tmp_path / f"w{n}.log", measured=False))
             workers[worker.worker_id()] = worker
         url = f"http://127.0.0.1:{port}/mcp"
         job_id = structured(url, "start_bulk_gift_analysis", {"csv": csv})["jobId"]
@@ -83,7 +83,7 @@ async def test_a_stdio_conversation_that_took_over_a_job_hands_it_back_when_it_c
     store = f"sqlite:///{tmp_path / 'store.db'}"
     csv = employees(20_000, distinct=True)
     expected = await uninterrupted_result(csv)
-    with giftgenius_http(store, "--job-lease", LEASE, kill=True) as crashed:
+    with giftgenius_http(store, "--job-lease", LEASE, kill=True, measured=False) as crashed:
         job_id = structured(crashed.url, "start_bulk_gift_analysis", {"csv": csv})["jobId"]
         running = await running_past(store, job_id, 20)
         assert running is not None, "the job ended before the crash"
@@ -112,7 +112,7 @@ async def test_a_stdio_conversation_that_took_over_a_job_hands_it_back_when_it_c
         assert (job.status, job.worker, job.stage) == ("running", None, HANDED_BACK), (
             "handed back, not failed"
         )
-    with giftgenius_http(store, "--job-lease", LEASE) as served:
+    with giftgenius_http(store, "--job-lease", LEASE, measured=False) as served:
         deadline = time.monotonic() + 120
         ended = until_ended(served.url, job_id, deadline - time.monotonic())
         assert ended["status"] == "completed", ended.get("error")

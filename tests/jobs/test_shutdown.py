@@ -278,7 +278,7 @@ async def test_sigterm_hands_a_bulk_job_to_the_next_start_which_ends_it_as_if_ne
     store = f"sqlite:///{tmp_path / 'store.db'}"
     csv = everyone_matched_alone(3_000)
     expected = await uninterrupted_result(csv)
-    with giftgenius_http(store) as served:
+    with giftgenius_http(store, measured=False) as served:
         job_id = structured(served.url, "start_bulk_gift_analysis", {"csv": csv})["jobId"]
         # A few percent into matching, which takes seconds here: the stop lands mid-job.
         assert await running_past(store, job_id, 45) is not None, "the job ended before SIGTERM"
@@ -291,7 +291,7 @@ async def test_sigterm_hands_a_bulk_job_to_the_next_start_which_ends_it_as_if_ne
         assert (job.status, job.worker, job.stage) == ("running", None, HANDED_BACK), (
             "handed back, not failed"
         )
-    with giftgenius_http(store) as served:
+    with giftgenius_http(store, measured=False) as served:
         ended = until_ended(served.url, job_id)
         assert ended["status"] == "completed", ended.get("error")
         assert result_documents(served.url, job_id) == expected, "the same result as a run never stopped"

@@ -119,16 +119,16 @@ class GiftServer:
 
 
 @contextlib.contextmanager
-def gift_server(store_dir: Path, *, port: int | None = None) -> Iterator[GiftServer]:
+def gift_server(store_dir: Path, *, port: int | None = None, measured: bool = True) -> Iterator[GiftServer]:
     """Start the server; at the end kill it and wait for it, whatever happened.
 
     Its store is `store_dir/jobs.db`: a server started again with the same `store_dir` and
     `port` is the same server after a restart (it takes over the jobs of the killed one once
-    that one's lease, a second here, has lapsed).
+    that one's lease, a second here, has lapsed). `measured`: see `tests.servers`.
     """
     store = (store_dir / "jobs.db").resolve()
     options = ("--max-message-bytes", str(MAX_MESSAGE_BYTES), "--job-lease", "1")
-    with giftgenius_http(f"sqlite:///{store}", *options, port=port, kill=True) as served:
+    with giftgenius_http(f"sqlite:///{store}", *options, port=port, kill=True, measured=measured) as served:
         yield GiftServer(served.port, served.process, store)
 
 

@@ -42,7 +42,7 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
     server is unreachable and backs off; the view polls on from the cursor it had and shows
     the job completing, and the bar never went back.
     """
-    with gift_server(tmp_path) as first:
+    with gift_server(tmp_path, measured=False) as first:
         host = HostPage(page, console, static, first)
         job_id, _ = start_job(host, employees_csv(RESTART_PEOPLE))
         job = host.frame.locator("section.job")
@@ -62,7 +62,7 @@ def test_lost_server_is_said_and_the_view_goes_on_from_its_cursor_when_it_return
         )
         expect(job).to_have_attribute("data-status", "running")
 
-        with gift_server(tmp_path, port=first.port) as second:
+        with gift_server(tmp_path, port=first.port, measured=False) as second:
             assert second.store == first.store
             # The whole rest of the analysis runs first (traced, under coverage): a long bound.
             expect(job).to_have_attribute("data-status", "completed", timeout=240_000)
