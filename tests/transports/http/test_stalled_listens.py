@@ -24,7 +24,7 @@ import pytest
 
 from herald.testing import free_port, wait_until_listening
 from tests.modern import META, headers_for, structured
-from tests.servers import REPO, ServedProcess
+from tests.servers import REPO, ServedProcess, environment
 
 CHATTY = """
 import asyncio, sys
@@ -101,7 +101,9 @@ def read_to_the_end(listen: socket.socket, deadline: float) -> None:
 @contextlib.contextmanager
 def chatty_http(store: Path) -> Iterator[ServedProcess]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-c", CHATTY, str(store), str(port)], cwd=REPO)
+    # Untraced by coverage (its memory is what is measured, and its work is measured elsewhere).
+    command = [sys.executable, "-c", CHATTY, str(store), str(port)]
+    process = subprocess.Popen(command, cwd=REPO, env=environment(measured=False))
     try:
         wait_until_listening(port, process)
         yield ServedProcess(port, process)
