@@ -2,6 +2,7 @@
 
 from herald.content import PromptResult, ToolResult
 from herald.protocol.errors import HeraldError, ProgressError, ProtocolError, ToolError
+from herald.runtime.context import JobContext, JobFailure
 from herald.server.app import Server
 from herald.server.context import Context
 from herald.server.widgets import ToolUI, Widget, WidgetCSP
@@ -9,6 +10,8 @@ from herald.server.widgets import ToolUI, Widget, WidgetCSP
 __all__ = [
     "Context",
     "HeraldError",
+    "JobContext",
+    "JobFailure",
     "ProgressError",
     "PromptResult",
     "ProtocolError",

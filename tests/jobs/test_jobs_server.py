@@ -209,3 +209,30 @@ async def test_job_ids_are_capabilities_of_128_random_bits(client: InMemoryClien
     ids = [(await client.call_tool("count", {"to": 1}))["structuredContent"]["jobId"] for _ in range(20)]
     assert all(re.fullmatch(r"[0-9a-f]{32}", job_id) for job_id in ids), ids
     assert len(set(ids)) == len(ids)
+
+
+async def test_a_bare_job_decorator_and_the_top_level_names_make_a_job() -> None:
+    """`@server.job` needs no parentheses, as `@server.tool` does not, and `JobContext` and
+    `JobFailure` come from `herald` itself."""
+    import herald
+    import herald.runtime
+
+    assert (herald.JobContext, herald.JobFailure) == (herald.runtime.JobContext, herald.runtime.JobFailure)
+    server = Server("bare")
+
+    @server.job
+    async def double(value: int, ctx: JobContext) -> dict[str, Any]:
+        """Doubles `value`."""
+        await ctx.report_progress(50, "halfway")
+        return {"doubled": 2 * value}
+
+    assert double.__name__ == "double", "the decorator gives the function back"
+    async with connect(server) as client:
+        tools = {tool["name"]: tool for tool in (await client.request("tools/list", {}))["tools"]}
+        assert tools["double"]["description"] == "Doubles `value`."
+        job_id = (await client.call_tool("double", {"value": 21}))["structuredContent"]["jobId"]
+        async with asyncio.timeout(10):
+            ended = await job_ended(server, job_id)
+        assert ended.status == "completed"
+        read = await client.request("resources/read", {"uri": ended.result_uri})
+        assert orjson.loads(read["contents"][0]["text"]) == {"doubled": 42}

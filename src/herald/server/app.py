@@ -165,6 +165,10 @@ class Server:
         """Keep jobs, their events and results in `store` (the default is in memory)."""
         self.jobs.use_store(store)
 
+    @overload
+    def job(self, function: F, /) -> F: ...
+
+    @overload
     def job(
         self,
         *,
@@ -176,8 +180,24 @@ class Server:
         ui: Widget | ToolUI | None = None,
         resumable: bool = False,
         scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
+    ) -> Callable[[F], F]: ...
+
+    def job(
+        self,
+        function: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        ui: Widget | ToolUI | None = None,
+        resumable: bool = False,
+        scopes: Iterable[str] = (),
+    ) -> Any:
         """Register an async function as a job: a tool that answers at once with a job id.
+
+        Bare (`@server.job`) or with options (`@server.job(resumable=True)`), as `tool`.
 
         The function may take a `JobContext` parameter; it returns JSON data (stored as the
         job's result) or calls `ctx.complete(...)` with a result it saved itself, and fails
@@ -212,7 +232,7 @@ class Server:
             )
             return target
 
-        return register
+        return register(function) if function is not None else register
 
     # -- widgets ---------------------------------------------------------------------------
 
