@@ -378,6 +378,23 @@ class HostPage(WidgetPage):
         """Evaluate `expression` (a function of `arg`, e.g. `() => testHost.calls`) in the host page."""
         return self.page.evaluate(expression, arg)
 
+    def call_from_view(self, probe_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A `tools/call` posted from the view's own document, as a view's code would send
+        it past the widget's client, and the JSON-RPC answer the host relays back."""
+        answer: dict[str, Any] = self.frame.evaluate(
+            """([id, name, args]) => new Promise((resolve) => {
+              addEventListener('message', function listen(event) {
+                if (event.data?.id !== id) return;
+                removeEventListener('message', listen);
+                resolve(event.data);
+              });
+              parent.postMessage({jsonrpc: '2.0', id, method: 'tools/call',
+                                  params: {name, arguments: args}}, '*');
+            })""",
+            [probe_id, name, arguments],
+        )
+        return answer
+
     def violations(self) -> list[dict[str, Any]]:
         violations: list[dict[str, Any]] = self.host("() => testHost.violations")
         return violations

@@ -124,17 +124,7 @@ def test_host_refuses_app_calls_to_tools_without_app_visibility(host: HostPage) 
     assert direct["code"] == -32600
     assert "not callable by apps" in direct["message"]
     # And the same through the bridge, as a view's own tools/call arrives.
-    answer = host.frame.evaluate(
-        """() => new Promise((resolve) => {
-          addEventListener('message', function listen(event) {
-            if (event.data?.id !== 'visibility-probe') return;
-            removeEventListener('message', listen);
-            resolve(event.data);
-          });
-          parent.postMessage({jsonrpc: '2.0', id: 'visibility-probe', method: 'tools/call',
-                              params: {name: 'model_only_tool', arguments: {}}}, '*');
-        })"""
-    )
+    answer = host.call_from_view("visibility-probe", "model_only_tool", {})
     assert "result" not in answer
     assert answer["error"]["code"] == -32600
     assert [v["tool"] for v in host.violations()] == ["model_only_tool", "model_only_tool"]

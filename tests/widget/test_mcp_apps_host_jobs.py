@@ -184,18 +184,7 @@ def test_teardown_stops_polling(host: HostPage) -> None:
     assert job.get_attribute("data-status") == "running"
 
     # The channel was open all along: a hand-made poll from the view's document is relayed.
-    probe = host.frame.evaluate(
-        """(jobId) => new Promise((resolve) => {
-          addEventListener('message', function listen(event) {
-            if (event.data?.id !== 'teardown-probe') return;
-            removeEventListener('message', listen);
-            resolve(event.data);
-          });
-          parent.postMessage({jsonrpc: '2.0', id: 'teardown-probe', method: 'tools/call',
-                              params: {name: 'get_job_status', arguments: {jobId}}}, '*');
-        })""",
-        job_id,
-    )
+    probe = host.call_from_view("teardown-probe", "get_job_status", {"jobId": job_id})
     assert probe["result"]["structuredContent"]["status"] == "cancelled"
     assert len(polls(host)) == polled + 1
     assert_clean(host)
