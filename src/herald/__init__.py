@@ -3,6 +3,7 @@
 from herald.content import PromptResult, ToolResult
 from herald.protocol.errors import HeraldError, ProgressError, ProtocolError, ToolError
 from herald.runtime.context import JobContext, JobFailure
+from herald.runtime.threaded import SyncJobContext
 from herald.server.app import Server
 from herald.server.context import Context
 from herald.server.widgets import ToolUI, Widget, WidgetCSP
@@ -16,6 +17,7 @@ __all__ = [
     "PromptResult",
     "ProtocolError",
     "Server",
+    "SyncJobContext",
     "ToolError",
     "ToolResult",
     "ToolUI",

@@ -12,19 +12,30 @@ order and a store that refuses one raises in the work, where it can stop. When t
 awaiting `in_thread` is cancelled (`cancel_job`, a shutdown), the work is told to stop
 at its next call and the cancellation waits for the thread to end, so no work of a
 stopped job goes on unseen beside the next one.
+
+`WorkerThreads` is where a server runs the plain `def` functions it was given (tools,
+resources, prompts, completers, jobs): a blocking call there (a database driver, a
+`time.sleep`) holds one thread of a bounded pool, never the loop that every other request
+and job shares.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["LoopCall", "Stopped", "in_thread"]
+__all__ = ["DEFAULT_MAX_THREADS", "LoopCall", "Stopped", "WorkerThreads", "in_thread"]
 
 T = TypeVar("T")
+
+#: Plain `def` functions one server runs at once, unless it says otherwise; more wait their turn.
+DEFAULT_MAX_THREADS = 40
 
 
 class Stopped(Exception):
@@ -59,10 +70,13 @@ async def _awaited(function: Callable[..., Awaitable[T]], *args: Any) -> T:
     return await function(*args)
 
 
-async def in_thread(work: Callable[[LoopCall], T]) -> T:
-    """`work(call)` on a worker thread; cancelling this waits for it to stop (see module notes)."""
-    call = LoopCall(asyncio.get_running_loop())
-    running = asyncio.ensure_future(asyncio.to_thread(work, call))
+async def in_thread(work: Callable[[LoopCall], T], executor: Executor | None = None) -> T:
+    """`work(call)` on a worker thread (of `executor`, else the loop's default); cancelling
+    this waits for it to stop (see module notes)."""
+    loop = asyncio.get_running_loop()
+    call = LoopCall(loop)
+    bound = functools.partial(contextvars.copy_context().run, work, call)
+    running = loop.run_in_executor(executor, bound)
     try:
         return await asyncio.shield(running)
     except asyncio.CancelledError:
@@ -70,3 +84,35 @@ async def in_thread(work: Callable[[LoopCall], T]) -> T:
         with contextlib.suppress(Exception):  # `Stopped`, or an error that the cancellation makes moot
             await running
         raise
+
+
+class WorkerThreads:
+    """The bounded pool a server's plain `def` functions run on, made on first use.
+
+    Its own pool, not the loop's default executor: that one is sized by the machine's
+    cores (six threads on two), shared with whatever else the process hands it, and a
+    few slow calls there would hold up unrelated work. Calls past `limit` wait in order.
+    """
+
+    def __init__(self, limit: int = DEFAULT_MAX_THREADS) -> None:
+        if limit < 1:
+            raise ValueError(f"max_threads must be at least 1, not {limit}")
+        self.limit = limit
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def executor(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self.limit, thread_name_prefix="herald-sync")
+        return self._executor
+
+    async def run(self, function: Callable[..., T], /, **arguments: Any) -> T:
+        """`function(**arguments)` on a thread of the pool, with this task's context variables."""
+        bound = functools.partial(contextvars.copy_context().run, function, **arguments)
+        return await asyncio.get_running_loop().run_in_executor(self.executor, bound)
+
+    def close(self) -> None:
+        """Let the threads go once their calls end (a server that stops; nothing waits here)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None

@@ -8,6 +8,7 @@ hand, and the server tells every live connection when a list changes.
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 import time
@@ -24,6 +25,8 @@ from herald.runtime.membership import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION_S
 from herald.runtime.runner import (
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
 )
+from herald.runtime.threaded import SyncJobContext, threaded_job
+from herald.runtime.threads import DEFAULT_MAX_THREADS, WorkerThreads
 from herald.server.admission import Admission
 from herald.server.capabilities import capabilities
 from herald.server.jobs import (
@@ -34,7 +37,7 @@ from herald.server.jobs import (
 from herald.server.notifications import Notifications
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
 from herald.server.scopes import Scopes
-from herald.server.signature import read_signature
+from herald.server.signature import parameter_of_type
 from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
 from herald.server.tasks import TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
@@ -71,6 +74,7 @@ class Server:
         job_retention_seconds: float = DEFAULT_RETENTION_SECONDS,
         job_shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS,
         takes_jobs: bool = True,
+        max_threads: int = DEFAULT_MAX_THREADS,
     ) -> None:
         self.name = name
         self.version = version
@@ -80,6 +84,8 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.registry = Registry()
+        #: Where plain `def` tools, resources, prompts and jobs run: at most `max_threads` at once.
+        self.threads = WorkerThreads(max_threads)
         # Seals requestState of multi-round requests; replicas must share it: HERALD_STATE_KEY,
         # or else the key of the session store they share (then `state_key_configured` is False).
         configured = state_key or _configured_state_key()
@@ -195,11 +201,13 @@ class Server:
         resumable: bool = False,
         scopes: Iterable[str] = (),
     ) -> Any:
-        """Register an async function as a job: a tool that answers at once with a job id.
+        """Register a function as a job: a tool that answers at once with a job id.
 
         Bare (`@server.job`) or with options (`@server.job(resumable=True)`), as `tool`.
 
-        The function may take a `JobContext` parameter; it returns JSON data (stored as the
+        An `async def` may take a `JobContext` parameter; a plain `def` runs on a worker
+        thread and takes a `SyncJobContext`, whose calls block instead of being awaited.
+        The function it returns JSON data (stored as the
         job's result) or calls `ctx.complete(...)` with a result it saved itself, and fails
         the job by raising `JobFailure`. With `ui`, the widget that renders the job's start
         may also poll, cancel and fetch the result: the job tools are opened to it.
@@ -213,8 +221,13 @@ class Server:
         def register(target: F) -> F:
             tool_name = name or target.__name__
             self.scopes.declare("tool", tool_name, scopes)
-            context_name = read_signature(target, JobContext).context_parameter
-            self.jobs.add_function(tool_name, JobFunction(target, context_name, resumable))
+            context_name = job_context_parameter(target)
+            run = (
+                target
+                if inspect.iscoroutinefunction(target)
+                else threaded_job(target, context_name, self.threads)
+            )
+            self.jobs.add_function(tool_name, JobFunction(run, context_name, resumable))
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
             if ui is not None:
@@ -223,6 +236,7 @@ class Server:
                 job_tool(
                     self,
                     target,
+                    run,
                     name=tool_name,
                     description=description or docstring(target) or tool_name,
                     title=title,
@@ -243,7 +257,7 @@ class Server:
             meta = widget.content_meta()
             content = {"uri": uri, "mimeType": UI_MIME_TYPE, "text": widget.html, "_meta": meta}
 
-            def document() -> list[dict[str, Any]]:
+            async def document() -> list[dict[str, Any]]:  # async: nothing to hand a thread
                 return [content]
 
             self.registry.families[widget.family(self.name)] = uri
@@ -451,6 +465,18 @@ class Server:
         self.registry.remove_prompt(name)
 
     # -- authorization -------------------------------------------------------------------
+
+
+def job_context_parameter(function: Callable[..., Any]) -> str | None:
+    """The parameter a job function takes its context in: `JobContext` for an `async def`,
+    `SyncJobContext` for a plain `def` (which runs on a thread, where nothing can be awaited)."""
+    threaded = not inspect.iscoroutinefunction(function)
+    wanted, other = (SyncJobContext, JobContext) if threaded else (JobContext, SyncJobContext)
+    if parameter_of_type(function, other) is not None:
+        kind = "a plain def runs on a worker thread" if threaded else "an async def awaits"
+        context = f"its context is a {wanted.__name__}, not a {other.__name__}"
+        raise TypeError(f"job {function.__qualname__}: {kind}, so {context}")
+    return parameter_of_type(function, wanted)
 
 
 def _configured_state_key() -> bytes | None:

@@ -29,6 +29,7 @@ from herald.protocol.versions import (
     is_at_least,
 )
 from herald.runtime.jobs import Jobs
+from herald.runtime.threads import WorkerThreads
 from herald.server.context import Context
 from herald.server.inputs import InputRequired, InputRound
 from herald.server.logging_levels import SEVERITY
@@ -60,6 +61,7 @@ class HandlerHost(NotificationSource, Protocol):
     clock: Callable[[], float]
     tasks: TaskManager
     jobs: Jobs
+    threads: WorkerThreads
 
     tool_error_types: tuple[type[BaseException], ...]
 
@@ -67,9 +69,17 @@ class HandlerHost(NotificationSource, Protocol):
 Handler = Callable[[HandlerHost, RequestScope], Awaitable[dict[str, Any]]]
 
 
-async def call(function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
-    """Call a user function, sync or async."""
-    value = function(**arguments)
+async def call(server: HandlerHost, function: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+    """Call a user function: a coroutine function on the loop, a plain one on a worker thread.
+
+    A plain `def` may block (a database driver, a file, `time.sleep`); on the loop that
+    would stall every other request and job, so it runs in the server's bounded pool
+    (`Server(max_threads=...)`). What it returns may still be awaitable (a `def` handing
+    back a coroutine); that is awaited here, on the loop.
+    """
+    if inspect.iscoroutinefunction(function):
+        return await function(**arguments)
+    value = await server.threads.run(function, **arguments)
     if inspect.isawaitable(value):
         value = await value
     return value
@@ -200,7 +210,7 @@ async def execute_tool(
     if spec.signature.context_parameter is not None:
         values[spec.signature.context_parameter] = context
     try:
-        result = tool_result(await call(spec.function, values))
+        result = tool_result(await call(server, spec.function, values))
     except server.tool_error_types as exc:
         return error_result(str(exc))
     except (ProtocolError, InputRequired):
@@ -248,7 +258,7 @@ async def read_resource(server: HandlerHost, scope: RequestScope) -> dict[str, A
     if context_parameter is not None:
         values[context_parameter] = make_context(server, scope)
     try:
-        value = await call(function, values)
+        value = await call(server, function, values)
     except LookupError:
         raise ResourceNotFound(uri) from None
     contents = resource_contents(uri, mime_type, value)
@@ -290,7 +300,7 @@ async def get_prompt(server: HandlerHost, scope: RequestScope) -> dict[str, Any]
         raise InvalidParams(f"Unknown arguments for prompt {name!r}: {', '.join(unknown)}")
     values = bind(spec.signature, arguments, server, scope)
     try:
-        return prompt_result(await call(spec.function, values))
+        return prompt_result(await call(server, spec.function, values))
     except ValueError as exc:
         raise InvalidParams(f"Invalid arguments for prompt {name!r}: {exc}") from None
 
@@ -309,7 +319,9 @@ async def complete(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
             raise InvalidParams(f"Unknown resource template: {reference['uri']!r}")
         completers = template.completers
     completer = completers.get(argument["name"])
-    values: list[str] = [] if completer is None else await call(completer, {"prefix": argument["value"]})
+    values: list[str] = (
+        [] if completer is None else await call(server, completer, {"prefix": argument["value"]})
+    )
     return {
         "completion": {
             "values": values[:MAX_COMPLETIONS],

@@ -34,6 +34,7 @@ from herald.protocol.errors import InvalidParams
 from herald.runtime.context import RESULT_TEMPLATE, JobContext
 from herald.runtime.jobs import Jobs
 from herald.runtime.runner import ShuttingDown
+from herald.runtime.threaded import SyncJobContext
 from herald.server.admission import Admission
 from herald.server.context import Context
 from herald.server.principal import Principal, viewer
@@ -109,6 +110,7 @@ JOB_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
 def job_tool(
     server: JobHost,
     function: Callable[..., Any],
+    run: Callable[..., Any],
     *,
     name: str,
     description: str,
@@ -116,8 +118,8 @@ def job_tool(
     annotations: dict[str, Any] | None,
     meta: dict[str, Any] | None,
 ) -> ToolSpec:
-    """The tool that starts a job of `function`."""
-    signature = read_signature(function, JobContext)
+    """The tool that starts a job of `function`, run by `run` (itself, or its thread runner)."""
+    signature = read_signature(function, (JobContext, SyncJobContext))
     job_context_name = signature.context_parameter
 
     async def start(**values: Any) -> ToolResult:
@@ -131,7 +133,7 @@ def job_tool(
         try:
             job = await server.jobs.start(
                 name,
-                function,
+                run,
                 values,
                 context_name=job_context_name,
                 job_log=context.job_log,
@@ -294,7 +296,7 @@ def install_job_support(server: JobHost) -> None:
             return [{"uri": uri, "mimeType": mime_type, "text": data.decode()}]
         return [{"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(data).decode()}]
 
-    def job_event_schemas() -> dict[str, Any]:
+    async def job_event_schemas() -> dict[str, Any]:  # async: nothing to hand a thread
         return all_schemas()
 
     registry = server.registry

@@ -50,14 +50,15 @@ class Signature:
         return {name: getattr(model, name) for name in self.parameter_names if name in model.model_fields_set}
 
 
-def read_signature(function: Callable[..., Any], context_type: type) -> Signature:
-    """Derive the argument schema of `function`, skipping its `Context` parameter."""
+def read_signature(function: Callable[..., Any], context_type: type | tuple[type, ...]) -> Signature:
+    """Derive the argument schema of `function`, skipping its context parameter (of `context_type`)."""
+    context_types = context_type if isinstance(context_type, tuple) else (context_type,)
     hints = typing.get_type_hints(function, include_extras=True)
     fields: dict[str, Any] = {}
     context_parameter: str | None = None
     for name, parameter in inspect.signature(function).parameters.items():
         annotation = hints.get(name, Any)
-        if annotation is context_type:
+        if any(annotation is wanted for wanted in context_types):
             context_parameter = name
             continue
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -68,6 +69,12 @@ def read_signature(function: Callable[..., Any], context_type: type) -> Signatur
     schema = _without_titles(model.model_json_schema())
     schema.setdefault("properties", {})
     return Signature(schema, model, context_parameter, tuple(fields))
+
+
+def parameter_of_type(function: Callable[..., Any], wanted: type) -> str | None:
+    """The name of `function`'s parameter annotated exactly `wanted`, if it has one."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    return next((name for name in inspect.signature(function).parameters if hints.get(name) is wanted), None)
 
 
 def output_schema_of(function: Callable[..., Any]) -> dict[str, Any] | None:
