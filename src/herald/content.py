@@ -7,6 +7,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic_core import to_jsonable_python
+
 Role = Literal["user", "assistant"]
 
 
@@ -68,10 +70,13 @@ class PromptResult:
 
 
 def to_json_value(value: Any) -> Any:
-    """Plain JSON data from a pydantic model or dataclass; other values pass through."""
+    """Plain JSON data from a pydantic model or dataclass, or a list or dict that holds some
+    (`list[Gift]`); other values pass through."""
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json", by_alias=True, exclude_none=True)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
+    if isinstance(value, list | tuple | dict):
+        return to_jsonable_python(value, by_alias=True, exclude_none=True)
     return value

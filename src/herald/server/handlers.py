@@ -40,6 +40,7 @@ from herald.server.results import (
     resource_contents,
     tool_result,
     tool_result_to_wire,
+    unwrapped,
 )
 from herald.server.scope import RequestScope
 from herald.server.signature import ArgumentsRejected, Signature
@@ -165,7 +166,7 @@ async def discover(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
 
 
 async def list_tools(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
-    tools = [spec.to_wire() for spec in server.registry.tools.values()]
+    tools = [spec.to_wire(scope.era) for spec in server.registry.tools.values()]
     return paginate("tools", tools, scope.params.get("cursor"), server.page_size)
 
 
@@ -210,7 +211,7 @@ async def execute_tool(
     if spec.signature.context_parameter is not None:
         values[spec.signature.context_parameter] = context
     try:
-        result = tool_result(await call(server, spec.function, values))
+        result = tool_result(await call(server, spec.function, values), wrapped=spec.wraps_result)
     except server.tool_error_types as exc:
         return error_result(str(exc))
     except (ProtocolError, InputRequired):
@@ -225,7 +226,8 @@ async def execute_tool(
         if found:
             logger.error("tool %r returned structured content outside its outputSchema: %s", name, found)
             return error_result(f"Tool {name!r} produced output that does not match its outputSchema.")
-    return tool_result_to_wire(result)
+    wire = tool_result_to_wire(result)
+    return unwrapped(wire) if spec.wraps_result and Era.of(context.protocol_version).modern else wire
 
 
 async def list_resources(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:

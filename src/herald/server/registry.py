@@ -16,6 +16,7 @@ from urllib.parse import unquote
 import jsonschema_rs
 
 from herald.listeners import Listeners
+from herald.protocol.versions import Era
 from herald.server.signature import Signature
 
 ListKind = Literal["tools", "resources", "prompts"]
@@ -42,6 +43,11 @@ class ToolSpec:
     task_preflight: Callable[..., Any] | None = None
     #: A `@server.job` tool: it starts a job itself, which is then also its task.
     starts_job: bool = False
+    #: The function's value goes under `"result"` in the handshake era, whose
+    #: `structuredContent` must be an object; `value_schema` is the value's own, which
+    #: 2026-07-28 lists as is (see `herald.server.signature.OutputShape`).
+    wraps_result: bool = False
+    value_schema: dict[str, Any] | None = None
     validator: Any = field(default=None, compare=False)
     output_validator: Any = field(default=None, compare=False)
 
@@ -51,10 +57,11 @@ class ToolSpec:
         if self.output_schema is not None:
             object.__setattr__(self, "output_validator", jsonschema_rs.validator_for(self.output_schema))
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self, era: Era = Era.HANDSHAKE) -> dict[str, Any]:
         tool: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
         if self.output_schema is not None:
-            tool["outputSchema"] = self.output_schema
+            modern_value = self.wraps_result and era.modern
+            tool["outputSchema"] = self.value_schema if modern_value else self.output_schema
         if self.task_support is not None:
             tool["execution"] = {"taskSupport": self.task_support}
         return _with_descriptors(tool, self)

@@ -14,19 +14,34 @@ import orjson
 from herald.content import PromptResult, ToolResult, message, text, to_json_value
 
 
-def tool_result(value: Any) -> ToolResult:
+def tool_result(value: Any, *, wrapped: bool = False) -> ToolResult:
+    """The result of a tool that returned `value`.
+
+    The text content stands on its own (a string as it is, anything else as JSON); an
+    object is also the structured content, and so is any other value when its tool
+    declares it `wrapped` under `"result"` (see `herald.server.signature.OutputShape`).
+    """
     if isinstance(value, ToolResult):
         return value
-    if value is None:
+    if value is None and not wrapped:
         return ToolResult()
     if isinstance(value, str):
-        return ToolResult([text(value)])
-    if _is_content_list(value):
+        return ToolResult([text(value)], structured={"result": value} if wrapped else None)
+    if _is_content_list(value) and not wrapped:
         return ToolResult(list(value))
     data = to_json_value(value)
-    if isinstance(data, dict):
-        return ToolResult([text(orjson.dumps(data).decode())], structured=data)
-    return ToolResult([text(orjson.dumps(data).decode())])
+    content = [text(orjson.dumps(data).decode())]
+    if wrapped:
+        return ToolResult(content, structured={"result": data})
+    return ToolResult(content, structured=data if isinstance(data, dict) else None)
+
+
+def unwrapped(wire: dict[str, Any]) -> dict[str, Any]:
+    """A wrapped result as 2026-07-28 sends it: the value itself as the structured content."""
+    structured = wire.get("structuredContent")
+    if isinstance(structured, dict) and "result" in structured:
+        return {**wire, "structuredContent": structured["result"]}
+    return wire
 
 
 def tool_result_to_wire(result: ToolResult) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
-from typing_extensions import is_typeddict
+from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 
 
 class ArgumentsRejected(ValueError):
@@ -77,23 +77,52 @@ def parameter_of_type(function: Callable[..., Any], wanted: type) -> str | None:
     return next((name for name in inspect.signature(function).parameters if hints.get(name) is wanted), None)
 
 
-def output_schema_of(function: Callable[..., Any]) -> dict[str, Any] | None:
-    """An `outputSchema` when the return annotation is a structured type (model, TypedDict, dataclass)."""
-    annotation = typing.get_type_hints(function).get("return")
-    if annotation is None or not _is_structured(annotation):
+@dataclass(frozen=True, slots=True)
+class OutputShape:
+    """What a tool's return annotation says of its `structuredContent`.
+
+    The handshake era wants an object: a value of any other type goes under `"result"`
+    (`wrapped`), as the official SDK and FastMCP do, and `schema` says so. 2026-07-28
+    allows any JSON value and any schema, so there the value and `value_schema` go as they are.
+    """
+
+    schema: dict[str, Any]
+    value_schema: dict[str, Any]
+    wrapped: bool
+
+
+#: Return annotations that say nothing a schema could: the tool shapes its own result.
+UNDESCRIBED: tuple[Any, ...] = (Any, object, type(None), None, list[dict[str, Any]])
+
+
+def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...] = ()) -> OutputShape | None:
+    """The output shape of `function`'s return annotation, or None when it gives none.
+
+    None for no annotation, `None`, `Any`, a result object of `result_types` (which the
+    tool fills in itself), `list[dict[str, Any]]` (herald's content blocks), or a type
+    pydantic cannot describe.
+    """
+    annotation: Any = typing.get_type_hints(function).get("return")
+    if any(annotation is undescribed for undescribed in UNDESCRIBED) or annotation == list[dict[str, Any]]:
         return None
-    schema = _without_titles(TypeAdapter(annotation).json_schema())
-    return schema if schema.get("type") == "object" else None
-
-
-def _is_structured(annotation: Any) -> bool:
-    if not isinstance(annotation, type):
-        return False
-    return (
-        issubclass(annotation, BaseModel)
-        or is_typeddict(annotation)
-        or hasattr(annotation, "__dataclass_fields__")
-    )
+    if isinstance(annotation, type) and issubclass(annotation, result_types):
+        return None
+    try:
+        value_schema = _without_titles(TypeAdapter(annotation).json_schema())
+    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema, TypeError):
+        return None
+    if value_schema.get("type") == "object":
+        return OutputShape(value_schema, value_schema, wrapped=False)
+    definitions = value_schema.pop("$defs", None)
+    wrapper: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": value_schema},
+        "required": ["result"],
+    }
+    if definitions is not None:
+        wrapper["$defs"] = definitions
+        value_schema = {**value_schema, "$defs": definitions}
+    return OutputShape(wrapper, value_schema, wrapped=True)
 
 
 def _without_titles(schema: dict[str, Any]) -> dict[str, Any]:

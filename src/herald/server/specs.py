@@ -13,6 +13,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from herald.content import ToolResult
 from herald.server.context import Context
 from herald.server.registry import (
     Completer,
@@ -22,7 +23,7 @@ from herald.server.registry import (
     ResourceTemplateSpec,
     ToolSpec,
 )
-from herald.server.signature import output_schema_of, read_signature
+from herald.server.signature import output_shape_of, read_signature
 
 
 def tool_spec(
@@ -39,19 +40,26 @@ def tool_spec(
     task_support: str | None = None,
     task_preflight: Callable[..., Any] | None = None,
 ) -> ToolSpec:
-    """A tool of `function`: arguments and output schemas from its type hints unless given."""
+    """A tool of `function`: arguments and output schemas from its type hints unless given.
+
+    An output schema given is taken as it is; one derived from the return annotation wraps
+    a value that is not an object as `{"result": value}` (see `OutputShape`).
+    """
     signature = read_signature(function, Context)
     if input_schema is not None:
         signature = type(signature)(
             input_schema, None, signature.context_parameter, signature.parameter_names
         )
+    shape = output_shape_of(function, (ToolResult,)) if output_schema is None else None
     return ToolSpec(
         name=name or function.__name__,
         function=function,
         signature=signature,
         description=description or docstring(function) or (name or function.__name__),
         input_schema=signature.schema,
-        output_schema=output_schema if output_schema is not None else output_schema_of(function),
+        output_schema=output_schema if shape is None else shape.schema,
+        wraps_result=shape is not None and shape.wrapped,
+        value_schema=None if shape is None else shape.value_schema,
         title=title,
         annotations=annotations,
         icons=icons,
