@@ -62,6 +62,9 @@ ALLOWED = {
     # The official Python SDK's client, taught job events: the client's tracker, the event
     # types, and the extension's wire names that `herald.server.jobs` declares.
     "herald.sdk": {"herald.client", "herald.jobs", "herald.server"},
+    # `herald.Server`: the server definition, with `run` and `http_app` handing it to a
+    # transport and the stores it names; the one module above both.
+    "herald.launch": {"herald.server", "herald.transports", "herald.stores"},
     # A process that runs jobs and serves nothing: a `Server` without a transport.
     "herald.worker": {"herald.server"},
     # What tests use: an in-memory client, the conformance checks, job waits, a private

@@ -1,15 +1,17 @@
 """herald: a fast, exact runtime for Model Context Protocol servers."""
 
 from herald.content import PromptResult, ToolResult
+from herald.launch import Server
 from herald.protocol.errors import HeraldError, ProgressError, ProtocolError, ToolError
 from herald.runtime.context import JobContext, JobFailure
 from herald.runtime.threaded import SyncJobContext
-from herald.server.app import Server
 from herald.server.context import Context
+from herald.server.lifespan import FromLifespan
 from herald.server.widgets import ToolUI, Widget, WidgetCSP
 
 __all__ = [
     "Context",
+    "FromLifespan",
     "HeraldError",
     "JobContext",
     "JobFailure",

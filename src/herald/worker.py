@@ -18,18 +18,18 @@ from herald.server.app import Server
 
 async def serve_jobs(server: Server, stop: asyncio.Event, hurry: asyncio.Event | None = None) -> None:
     """Run the server's jobs until `stop` is set; `hurry` ends the shutdown grace early."""
-    await server.jobs.start_up()
+    watcher: asyncio.Future[None] | None = None
     try:
-        await stop.wait()
+        async with server.running():  # its lifespan, and its jobs
+            try:
+                await stop.wait()
+            finally:
+                # Owned here: it ends with the shutdown (the block's end) it may cut short.
+                watcher = asyncio.ensure_future(_end_grace_when(hurry, server)) if hurry is not None else None
     finally:
-        # Owned here: it ends with the shutdown it may cut short.
-        watcher = asyncio.ensure_future(_end_grace_when(hurry, server)) if hurry is not None else None
-        try:
-            await server.jobs.shut_down()
-        finally:
-            if watcher is not None:
-                watcher.cancel()
-                await asyncio.gather(watcher, return_exceptions=True)
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
 
 
 async def _end_grace_when(hurry: asyncio.Event, server: Server) -> None:

@@ -60,8 +60,11 @@ class JobContext:
         log: Callable[[str, Any], None],
         *,
         resumed: bool = False,
+        lifespan: Any = None,
     ) -> None:
         self.service = service
+        #: What the server's lifespan yielded (`Server(lifespan=...)`), or None without one.
+        self.lifespan = lifespan
         self.job_id = job.job_id
         self.arguments = job.arguments
         #: True when this run took the job over from a worker that stopped: the function

@@ -86,6 +86,7 @@ class Jobs:
         self._store: JobStore | None = None
         self._service: JobService | None = None
         self._runner: JobRunner | None = None
+        self._lifespan: Any = None
         self._listeners: Listeners[[JobRecord, JobEvent]] = Listeners()
         #: Who follows the jobs of an owner (connections, `true` listens), and who follows
         #: one job (listens that name it, `tasks/*` waiting for it).
@@ -104,6 +105,17 @@ class Jobs:
         if self._runner is not None:
             self._runner.max_running = default_max_running_jobs() if limit is None else limit
         self._max_running = limit
+
+    @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded: `JobContext.lifespan` of every job run here."""
+        return self._lifespan
+
+    @lifespan.setter
+    def lifespan(self, state: Any) -> None:
+        if self._runner is not None:
+            self._runner.lifespan = state
+        self._lifespan = state
 
     @property
     def retention_seconds(self) -> float:
@@ -184,6 +196,7 @@ class Jobs:
                 takes_jobs=self._takes_jobs,
             )
             self._runner.functions = self.functions
+            self._runner.lifespan = self._lifespan
         return self._runner
 
     @property

@@ -168,8 +168,11 @@ class Membership:
     async def _take_queued(self) -> None:
         """Start queued jobs while slots are free: when a hint wakes us, or every few moments."""
         while True:
+            # Not `wait_for`: on Python 3.11 it swallows a cancellation that arrives as the
+            # wake-up does (a job ending during shutdown), and shutdown then waits it out.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), PICK_UP_EVERY_SECONDS)
+                async with asyncio.timeout(PICK_UP_EVERY_SECONDS):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 await self.take_queued()

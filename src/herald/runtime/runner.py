@@ -164,6 +164,8 @@ class JobRunner:
         #: The job function of each tool this worker runs: set by the server, which knows its
         #: job tools. A queued job of another tool is left for a worker that knows it.
         self.functions: Mapping[str, JobFunction] = {}
+        #: What the server's lifespan yielded, for each job's context (set by `Jobs`).
+        self.lifespan: Any = None
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         #: How the runner waits between tries (a test's clock may stand in).
@@ -229,7 +231,7 @@ class JobRunner:
         """
         if self._closing:
             raise ShuttingDown()
-        context = JobContext(self.service, job, log, resumed=resumed)
+        context = JobContext(self.service, job, log, resumed=resumed, lifespan=self.lifespan)
         values = dict(arguments)
         if context_name is not None:
             values[context_name] = context

@@ -35,6 +35,8 @@ class SyncJobContext:
         #: True when this run took the job over from a worker that stopped (see `JobContext`).
         self.resumed = context.resumed
         self.resume_state: Any = context.resume_state
+        #: What the server's lifespan yielded (`Server(lifespan=...)`), or None without one.
+        self.lifespan: Any = context.lifespan
 
     @property
     def cancel_requested(self) -> bool:

@@ -8,11 +8,12 @@ hand, and the server tells every live connection when a list changes.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, TypeVar, overload
 
 from herald.jobs.store import JobStore
@@ -34,10 +35,11 @@ from herald.server.jobs import (
     job_tool,
     open_job_tools_to_widgets,
 )
+from herald.server.lifespan import Lifespan
 from herald.server.notifications import Notifications
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
 from herald.server.scopes import Scopes
-from herald.server.signature import parameter_of_type
+from herald.server.signature import parameter_of_type, read_signature
 from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
 from herald.server.tasks import TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
@@ -75,6 +77,8 @@ class Server:
         job_shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS,
         takes_jobs: bool = True,
         max_threads: int = DEFAULT_MAX_THREADS,
+        lifespan: Lifespan | None = None,
+        store: str | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -86,6 +90,16 @@ class Server:
         self.registry = Registry()
         #: Where plain `def` tools, resources, prompts and jobs run: at most `max_threads` at once.
         self.threads = WorkerThreads(max_threads)
+        #: Entered once per process around serving (`running`); see `herald.server.lifespan`.
+        self.lifespan = lifespan
+        #: What the lifespan yielded, while it runs: `ctx.lifespan` and `FromLifespan` parameters.
+        self.lifespan_state: Any = None
+        self._running = 0
+        #: Where `run` and `http_app` keep jobs when not told (a store URL, `memory`, a path);
+        #: None: a SQLite file in the user's data directory, for a server with jobs.
+        self.store = store
+        #: Set by `use_job_store`: the server keeps its jobs where it was told, not by URL.
+        self.job_store_chosen = False
         # Seals requestState of multi-round requests; replicas must share it: HERALD_STATE_KEY,
         # or else the key of the session store they share (then `state_key_configured` is False).
         configured = state_key or _configured_state_key()
@@ -152,6 +166,44 @@ class Server:
             found = self._capabilities[era] = capabilities(self.registry, era)
         return found
 
+    # -- the process's lifetime -----------------------------------------------------------
+
+    @property
+    def lifespan_running(self) -> bool:
+        """Whether `running` has been entered (and not yet left) in this process."""
+        return self._running > 0
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Any]:
+        """What a served server needs once per process: its lifespan, then its jobs.
+
+        Every transport enters it (stdio, HTTP served or mounted, a worker); a test that
+        drives the server itself may too. The lifespan is entered first and left last, so a
+        job resumed at start-up and one that finishes during shutdown can both use what it
+        opened. Entered again while it runs (an app mounted twice), it only yields. Yields
+        what the lifespan yielded.
+        """
+        if self._running:
+            self._running += 1
+            try:
+                yield self.lifespan_state
+            finally:
+                self._running -= 1
+            return
+        async with contextlib.AsyncExitStack() as stack:
+            stack.callback(self.threads.close)
+            if self.lifespan is not None:
+                self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
+                stack.callback(setattr, self, "lifespan_state", None)
+            self.jobs.lifespan = self.lifespan_state
+            await self.jobs.start_up()
+            stack.push_async_callback(self.jobs.shut_down)
+            self._running = 1
+            try:
+                yield self.lifespan_state
+            finally:
+                self._running = 0
+
     # -- server-initiated messages -------------------------------------------------------
 
     def notify_resource_updated(self, uri: str) -> None:
@@ -168,8 +220,14 @@ class Server:
     # each of its setters takes effect at once, or refuses a change it could not honour.
 
     def use_job_store(self, store: JobStore) -> None:
-        """Keep jobs, their events and results in `store` (the default is in memory)."""
+        """Keep jobs, their events and results in `store`.
+
+        Without it, `herald.Server.run` and `http_app` open the store `Server(store=...)`
+        names (a SQLite file in the user's data directory by default), and a server driven
+        by other means keeps its jobs in memory.
+        """
         self.jobs.use_store(store)
+        self.job_store_chosen = True
 
     @overload
     def job(self, function: F, /) -> F: ...
@@ -227,6 +285,7 @@ class Server:
                 if inspect.iscoroutinefunction(target)
                 else threaded_job(target, context_name, self.threads)
             )
+            run = self._filled_from_lifespan(target, run)
             self.jobs.add_function(tool_name, JobFunction(run, context_name, resumable))
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
@@ -247,6 +306,19 @@ class Server:
             return target
 
         return register(function) if function is not None else register
+
+    def _filled_from_lifespan(
+        self, target: Callable[..., Any], run: Callable[..., Any]
+    ) -> Callable[..., Any]:
+        """`run`, given the job's `FromLifespan` parameters where it runs (on whatever worker)."""
+        signature = read_signature(target, (JobContext, SyncJobContext))
+        if not signature.from_lifespan:
+            return run
+
+        async def filled(**values: Any) -> Any:
+            return await run(**signature.with_lifespan(values, self.lifespan_state, self.lifespan_running))
+
+        return filled
 
     # -- widgets ---------------------------------------------------------------------------
 

@@ -55,6 +55,8 @@ class Context:
     task_inputs: TaskInputs | None = None
     #: What the tool's `task_preflight` returned, inside the task it led to.
     preflight: Any = None
+    #: What the server's lifespan yielded (`Server(lifespan=...)`), or None without one.
+    lifespan: Any = None
     _last_progress: float | None = field(default=None, repr=False)
 
     async def report_progress(

@@ -32,6 +32,7 @@ from herald.runtime.jobs import Jobs
 from herald.runtime.threads import WorkerThreads
 from herald.server.context import Context
 from herald.server.inputs import InputRequired, InputRound
+from herald.server.lifespan import LifespanNotRunning
 from herald.server.logging_levels import SEVERITY
 from herald.server.registry import Registry, ToolSpec
 from herald.server.results import (
@@ -63,6 +64,10 @@ class HandlerHost(NotificationSource, Protocol):
     tasks: TaskManager
     jobs: Jobs
     threads: WorkerThreads
+    lifespan_state: Any
+
+    @property
+    def lifespan_running(self) -> bool: ...
 
     tool_error_types: tuple[type[BaseException], ...]
 
@@ -101,6 +106,7 @@ def make_context(server: HandlerHost, scope: RequestScope) -> Context:
         outbox=scope.outbox,
         progress_token=scope.progress_token,
         log_threshold=scope.log_threshold,
+        lifespan=server.lifespan_state,
     )
 
 
@@ -148,7 +154,7 @@ def bind(
         raise InvalidParams(f"Invalid arguments: {exc}") from None
     if signature.context_parameter is not None:
         values[signature.context_parameter] = make_context(server, scope)
-    return values
+    return signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
 
 
 async def ping(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
@@ -211,9 +217,13 @@ async def execute_tool(
     if spec.signature.context_parameter is not None:
         values[spec.signature.context_parameter] = context
     try:
+        spec.signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
         result = tool_result(await call(server, spec.function, values), wrapped=spec.wraps_result)
     except server.tool_error_types as exc:
         return error_result(str(exc))
+    except LifespanNotRunning as exc:
+        logger.error("tool %r: %s (see Server.http_app for a mounted app)", name, exc)
+        return error_result(f"Tool {name!r} is not available: the server has not finished starting.")
     except (ProtocolError, InputRequired):
         raise  # a protocol-level answer (e.g. a missing client capability), not a tool failure
     except Exception:

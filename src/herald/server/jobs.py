@@ -149,8 +149,9 @@ def job_tool(
             structured={"jobId": job.job_id, "status": "pending"},
         )
 
-    start_signature = type(signature)(
-        signature.schema, signature.arguments_model, "__request_context__", signature.parameter_names
+    # The job's own lifespan parameters are filled where it runs (`Server.job`), not here.
+    start_signature = dataclasses.replace(
+        signature, context_parameter="__request_context__", from_lifespan=()
     )
     return ToolSpec(
         name=name,

@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 
+from herald.server.lifespan import FromLifespan
+
 
 class ArgumentsRejected(ValueError):
     """Arguments that passed the JSON Schema yet cannot become the declared Python values.
@@ -34,6 +36,14 @@ class Signature:
     arguments_model: type[BaseModel] | None
     context_parameter: str | None
     parameter_names: tuple[str, ...]
+    #: Parameters the server fills from its lifespan (`FromLifespan`), never arguments.
+    from_lifespan: tuple[tuple[str, FromLifespan], ...] = ()
+
+    def with_lifespan(self, values: dict[str, Any], state: Any, running: bool) -> dict[str, Any]:
+        """`values` with the lifespan's parameters filled in (see `herald.server.lifespan`)."""
+        for name, source in self.from_lifespan:
+            values[name] = source.resolve(state, running)
+        return values
 
     def convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Turn validated JSON arguments into the Python values the function declares."""
@@ -56,10 +66,15 @@ def read_signature(function: Callable[..., Any], context_type: type | tuple[type
     hints = typing.get_type_hints(function, include_extras=True)
     fields: dict[str, Any] = {}
     context_parameter: str | None = None
+    from_lifespan: list[tuple[str, FromLifespan]] = []
     for name, parameter in inspect.signature(function).parameters.items():
         annotation = hints.get(name, Any)
         if any(annotation is wanted for wanted in context_types):
             context_parameter = name
+            continue
+        source = _lifespan_source(annotation)
+        if source is not None:
+            from_lifespan.append((name, source))
             continue
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise TypeError(f"{function.__qualname__}: *args and **kwargs cannot be described as arguments")
@@ -68,7 +83,14 @@ def read_signature(function: Callable[..., Any], context_type: type | tuple[type
     model = create_model(f"{function.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     schema = _without_titles(model.model_json_schema())
     schema.setdefault("properties", {})
-    return Signature(schema, model, context_parameter, tuple(fields))
+    return Signature(schema, model, context_parameter, tuple(fields), tuple(from_lifespan))
+
+
+def _lifespan_source(annotation: Any) -> FromLifespan | None:
+    """The `FromLifespan` in an `Annotated[...]` parameter, if there is one."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return None
+    return next((extra for extra in annotation.__metadata__ if isinstance(extra, FromLifespan)), None)
 
 
 def parameter_of_type(function: Callable[..., Any], wanted: type) -> str | None:

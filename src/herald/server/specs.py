@@ -8,6 +8,7 @@ needs only a `Registry`, not the server.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import typing
 from collections.abc import Callable
@@ -47,9 +48,7 @@ def tool_spec(
     """
     signature = read_signature(function, Context)
     if input_schema is not None:
-        signature = type(signature)(
-            input_schema, None, signature.context_parameter, signature.parameter_names
-        )
+        signature = dataclasses.replace(signature, schema=input_schema, arguments_model=None)
     shape = output_shape_of(function, (ToolResult,)) if output_schema is None else None
     return ToolSpec(
         name=name or function.__name__,

@@ -178,7 +178,8 @@ async def _serve(
         outbox.send(error_response(error_id(error), error))
 
     receive = connection.receive_data if recorder is None else recorder.receiving(connection.receive_data)
-    await server.jobs.start_up()
+    lifetime = contextlib.AsyncExitStack()  # the server's lifespan and jobs, left before the last drain
+    await lifetime.enter_async_context(server.running())
     eof: asyncio.Future[bool] = loop.create_future()
 
     def take(line: bytes) -> None:
@@ -207,7 +208,7 @@ async def _serve(
             if recorder is not None:
                 recorder.ended("client", "signal" if cancelled else "eof")
             await connection.aclose(cancel=bool(cancelled))
-        await server.jobs.shut_down()
+        await lifetime.aclose()
         # Everything answered goes out; a client that signalled us may not read it, so it
         # gets a moment for that, not for ever.
         with contextlib.suppress(TimeoutError):
@@ -219,6 +220,7 @@ async def _serve(
         if reader is not None:
             reader.close()
         stop()
+        await lifetime.aclose()  # at once after a clean end; after an error, shut down all the same
 
 
 class _ReadProtocol(asyncio.Protocol):

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -36,7 +37,20 @@ from herald.wire.writer import Flushing, MessageLog
 if TYPE_CHECKING:
     import uvicorn
 
-__all__ = ["HttpConfig", "create_app", "run_http", "uvicorn_settings"]
+__all__ = ["HttpConfig", "McpApp", "create_app", "run_http", "uvicorn_settings"]
+
+
+class McpApp(Starlette):
+    """herald's ASGI app: a Starlette app whose `lifespan` a host app can run as its own."""
+
+    @property
+    def lifespan(self) -> Callable[[Any], AbstractAsyncContextManager[Any]]:
+        """Starts and stops what the endpoint needs (the server's lifespan, jobs, sessions).
+
+        `FastAPI(lifespan=mcp_app.lifespan)` runs it for a mounted app, as does
+        `async with mcp_app.lifespan(app): ...` inside a lifespan of the host's own.
+        """
+        return self.router.lifespan_context
 
 
 def create_app(
@@ -45,7 +59,7 @@ def create_app(
     log: EventLog | None = None,
     sessions: SessionStore | None = None,
     message_log: MessageLog | None = None,
-) -> Starlette:
+) -> McpApp:
     """The ASGI app serving `server` at `config.path` (with or without a trailing slash); add routes
     of your own as with any Starlette app.
 
@@ -76,9 +90,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await server.jobs.start_up()
         try:
-            async with contextlib.AsyncExitStack() as stack:
+            async with server.running(), contextlib.AsyncExitStack() as stack:
                 if message_log is not None:
                     message_log.start("http", recorder_name(), f"{server.name} (its own --message-log)")
                     stack.callback(message_log.close)
@@ -90,7 +103,6 @@ def create_app(
                     await stack.enter_async_context(ReplicaRelay(server, sessions, registry).running())
                 yield
         finally:
-            await server.jobs.shut_down()
             await event_log.aclose()
 
     routes = [
@@ -98,7 +110,7 @@ def create_app(
     ]
     if config.auth is not None:
         routes += metadata_routes(config.auth)
-    app = Starlette(
+    app = McpApp(
         routes=routes,
         middleware=[
             *([Middleware(RecordingMiddleware, log=message_log)] if message_log is not None else []),

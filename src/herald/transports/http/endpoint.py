@@ -91,6 +91,7 @@ class MCPEndpoint:
         self.hosts = HostAllowList.parse(config.allowed_hosts)
         #: Checks each request's access token, where the server asks for one.
         self.gate = gate
+        self._said_not_started = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -103,6 +104,8 @@ class MCPEndpoint:
             await self._refuse(send, StoreUnavailable("The server could not serve this request"), None)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self.server.lifespan_running:
+            raise self._not_started()
         headers = request_headers(scope)
         self._check_origin(headers, scope)
         method = scope["method"]
@@ -119,6 +122,24 @@ class MCPEndpoint:
             await self._delete(headers, send, principal)
         else:
             raise HTTPError(405, f"Method Not Allowed: {method}")
+
+    def _not_started(self) -> HTTPError:
+        """The app's lifespan never ran: mounted in another app that did not run it, most likely.
+
+        Without it nothing runs jobs or keeps sessions, so every request is refused, and
+        the log says how to mend it (once: a client retrying must not flood it).
+        """
+        if not self._said_not_started:
+            self._said_not_started = True
+            logger.error(
+                "the MCP app's lifespan has not run, so it refuses requests; mounted in another app, "
+                "pass it to that app: FastAPI(lifespan=mcp_app.lifespan), or enter "
+                "mcp_app.lifespan(app) inside the host app's own lifespan"
+            )
+        return HTTPError(
+            503,
+            "Service Unavailable: the MCP server has not started (its app's lifespan did not run)",
+        )
 
     async def _refuse(self, send: Send, exc: ProtocolError, request_id: RequestId | None) -> None:
         """Answer a refusal: its status, and a JSON-RPC error that says why."""
