@@ -47,8 +47,19 @@ ALLOWED = {
     "herald.lint": {"herald.wire", "herald.protocol", "herald.jobs"},
     # The recorders: proxies built from the transports' pipes and framing, writing `herald.wire`.
     "herald.record": {"herald.wire", "herald.transports", "herald.protocol"},
-    # The `herald` command sits on top of everything it runs.
-    "herald.cli": {"herald.record", "herald.lint", "herald.wire", "herald.transports", "herald.protocol"},
+    # The `herald` command sits on top of everything it runs: the recorders and the linter,
+    # a server file it serves, and the client it talks to servers with.
+    "herald.cli": {
+        "herald.record",
+        "herald.lint",
+        "herald.wire",
+        "herald.transports",
+        "herald.protocol",
+        "herald.client",
+        "herald.launch",
+        "herald.server",
+        "herald.stores",
+    },
     # The job runtime runs job functions: jobs below it, the store's one error, and the
     # protocol error a job refused at shutdown answers with. Never the server.
     "herald.runtime": {"herald.runtime", "herald.jobs", "herald.stores", "herald.protocol"},

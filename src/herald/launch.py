@@ -21,6 +21,7 @@ imports neither uvicorn nor Starlette.
 from __future__ import annotations
 
 import re
+import socket
 import sys
 from typing import TYPE_CHECKING, Literal
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from herald.transports.http import McpApp
     from herald.transports.http.config import HttpConfig
 
-__all__ = ["Server", "folder_name", "stores_for"]
+__all__ = ["Server", "folder_name", "http_app", "serve_http", "serve_stdio", "stores_for"]
 
 Transport = Literal["stdio", "http"]
 
@@ -48,36 +49,22 @@ class Server(ServerDefinition):
         path: str = "/mcp",
         store: str | None = None,
         config: HttpConfig | None = None,
+        quiet: bool = False,
     ) -> None:
         """Serve on stdin/stdout until the client leaves, or Streamable HTTP at
         `http://host:port/path` until the process is stopped.
 
         Jobs are kept where `store` (or `Server(store=...)`) says: a SQLite file in the
         user's data directory unless told otherwise, `"memory"` included; the place is
-        printed on stderr at start. `config` sets the rest of HTTP (`HttpConfig`).
+        printed on stderr at start unless `quiet`. `config` sets the rest of HTTP
+        (`HttpConfig`).
         """
-        if transport not in ("stdio", "http"):
-            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
-        stores = stores_for(self, store, sessions=transport == "http")
-        if stores is not None:
-            print(f"{self.name}: jobs are kept in {stores.where}", file=sys.stderr)
         if transport == "stdio":
-            from herald.transports.stdio import run_stdio
-
-            run_stdio(self)
-            return
-        from herald.transports.http import HttpConfig, run_http
-
-        settings = config or HttpConfig(path=path)
-        print(f"{self.name}: serving MCP at http://{host}:{port}{settings.path}", file=sys.stderr)
-        run_http(
-            self,
-            host=host,
-            port=port,
-            config=settings,
-            log=None if stores is None else stores.log,
-            sessions=None if stores is None else stores.sessions,
-        )
+            serve_stdio(self, store=store, quiet=quiet)
+        elif transport == "http":
+            serve_http(self, host=host, port=port, path=path, store=store, config=config, quiet=quiet)
+        else:
+            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
 
     def http_app(
         self, path: str = "/mcp", *, store: str | None = None, config: HttpConfig | None = None
@@ -90,15 +77,68 @@ class Server(ServerDefinition):
         Starlette and FastAPI do not run a mounted app's lifespan themselves; without it,
         requests are answered 503 and the log says why. Jobs are kept as `run` keeps them.
         """
-        from herald.transports.http import HttpConfig, create_app
+        return http_app(self, path=path, store=store, config=config)
 
-        stores = stores_for(self, store, sessions=True)
-        return create_app(
-            self,
-            config or HttpConfig(path=path),
-            log=None if stores is None else stores.log,
-            sessions=None if stores is None else stores.sessions,
-        )
+
+def http_app(
+    server: ServerDefinition,
+    *,
+    path: str = "/mcp",
+    store: str | None = None,
+    config: HttpConfig | None = None,
+) -> McpApp:
+    """The ASGI app of `server` (see `Server.http_app`), its jobs kept where `store` says."""
+    from herald.transports.http import HttpConfig, create_app
+
+    stores = stores_for(server, store, sessions=True)
+    return create_app(
+        server,
+        config or HttpConfig(path=path),
+        log=None if stores is None else stores.log,
+        sessions=None if stores is None else stores.sessions,
+    )
+
+
+def serve_stdio(server: ServerDefinition, *, store: str | None = None, quiet: bool = False) -> None:
+    """Serve `server` on stdin/stdout, its jobs kept where `store` says (see `Server.run`)."""
+    from herald.transports.stdio import run_stdio
+
+    stores = stores_for(server, store, sessions=False)
+    if stores is not None and not quiet:
+        print(f"{server.name}: jobs are kept in {stores.where}", file=sys.stderr)
+    run_stdio(server)
+
+
+def serve_http(
+    server: ServerDefinition,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    store: str | None = None,
+    config: HttpConfig | None = None,
+    sock: socket.socket | None = None,
+    quiet: bool = False,
+) -> None:
+    """Serve `server` over Streamable HTTP (see `Server.run`); on `sock` when given, a socket
+    already listening, so that a taken port is known before anything is said."""
+    from herald.transports.http import HttpConfig, run_http
+
+    stores = stores_for(server, store, sessions=True)
+    settings = config or HttpConfig(path=path)
+    if not quiet:
+        if stores is not None:
+            print(f"{server.name}: jobs are kept in {stores.where}", file=sys.stderr)
+        print(f"{server.name}: serving MCP at http://{host}:{port}{settings.path}", file=sys.stderr)
+    run_http(
+        server,
+        host=host,
+        port=port,
+        config=settings,
+        log=None if stores is None else stores.log,
+        sessions=None if stores is None else stores.sessions,
+        sock=sock,
+    )
 
 
 def stores_for(server: ServerDefinition, store: str | None, *, sessions: bool) -> Stores | None:

@@ -11,8 +11,9 @@ import typer
 
 from giftgenius.cli.calls import call, prompt, read
 from giftgenius.cli.jobs import bulk, job_app
-from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_arguments, parse_duration
+from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_duration
 from giftgenius.cli.serving import DEFAULT_LEASE_SECONDS, DEFAULT_RETENTION, serve, store_app, worker
+from herald.cli.arguments import parse_arguments
 from herald.cli.checks import run_command
 
 __all__ = [

@@ -1,34 +1,42 @@
 """`bulk` and `job status|watch|result`: start a job, follow it, and keep what it made.
 
-A job outlives any one connection. While the server is out of reach the bar says
-"connection lost, retrying…" with the attempt count; once it is back, following resumes
-from the job store, so a job that ended meanwhile is still written to disk. Giving up
-names the URL and the job id and how to fetch the result later, because the job itself
-goes on without the command.
+Following is herald's (`herald.cli.following`: the bar, a lost server, how a job ended);
+what is GiftGenius's own is here: the bulk analysis it starts, and that a result is a
+JSON document with a CSV export beside it, both written to disk.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from giftgenius.cli.connecting import SPAWNED, SPAWNED_SERVER, connected
-from giftgenius.cli.flags import JsonOption, ModernOption, UrlOption, print_json
 from giftgenius.cli.options import DEFAULT_MAX_BYTES, DEFAULT_URL, readable_file, result_files
-from giftgenius.cli.problems import UserError
+from giftgenius.cli.target import SPAWNED, SPAWNED_SERVER, giftgenius_target
+from herald.cli.connecting import connected
+from herald.cli.flags import JsonOption, ModernOption, UrlOption, print_json
+from herald.cli.following import (
+    Documents,
+    Whereabouts,
+    follow,
+    keep_result,
+    print_status,
+    require_completed,
+    run_watch,
+    status_of,
+    write_result,
+)
+from herald.cli.problems import UserError
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress, TaskID
 
-    from herald.client import Client, JobEvent, ServerError
+    from herald.client import Client, ServerError
 
 #: How long a command keeps trying to reach a server it lost before it gives up, by default.
 DEFAULT_RETRY_SECONDS = 60.0
@@ -133,9 +141,8 @@ class BulkRun:
         """Start the job, follow it to its end, write its result; the way it ended."""
         from herald.client import ServerError
 
-        async with connected(
-            self.url, modern=self.modern, spawn=self.spawn, retry_for=self.retry_for
-        ) as client:
+        target = giftgenius_target(self.url, self.spawn)
+        async with connected(target, modern=self.modern, retry_for=self.retry_for) as client:
             try:
                 started = await client.call_tool("start_bulk_gift_analysis", arguments)
             except ServerError as error:
@@ -150,7 +157,7 @@ class BulkRun:
                     highlight=False,
                     soft_wrap=True,
                 )
-            where = Whereabouts(self.url, job_id, self.retry_for)
+            where = Whereabouts(target, job_id, self.retry_for)
             try:
                 final = await follow(client, job_id, self.console, where)
             except asyncio.CancelledError:  # Ctrl-C
@@ -158,7 +165,7 @@ class BulkRun:
                 if current is not None:
                     current.uncancel()
                 return await self._cancel(client, job_id)
-            return await keep_result(client, final, files, self.console, where)
+            return await keep_result(client, final, documents(files), self.console, where)
 
     async def _cancel(self, client: Client, job_id: str) -> str:
         from herald.client import ConnectionLost, ServerError
@@ -195,31 +202,15 @@ def job_status(
     from rich.console import Console
 
     async def ask() -> dict[str, Any]:
-        async with connected(url, modern=modern) as client:
-            return await _status(client, job_id, url)
+        async with connected(giftgenius_target(url), modern=modern) as client:
+            return await status_of(client, job_id, url)
 
     status = asyncio.run(ask())
     console = Console()
     if as_json:
         print_json(console, status)
         return
-    stage = f", {status['stage']}" if status.get("stage") else ""
-    console.print(
-        f"job {job_id}: {status['status']} ({status['percentage']:.0f}%{stage})",
-        highlight=False,
-        markup=False,
-    )
-    if status.get("resultResourceId"):
-        console.print(f"  result: {status['resultResourceId']}", highlight=False, markup=False)
-        console.print(
-            f"  save it: giftgenius job result {job_id} --url {url}",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
-    error = status.get("error")
-    if isinstance(error, dict):
-        console.print(f"  error: {error.get('message', '')}", highlight=False, markup=False)
+    print_status(console, job_id, status, f"giftgenius job result {job_id} --url {url}")
 
 
 @job_app.command("watch")
@@ -233,27 +224,9 @@ def job_watch(
     retry_for: RetryOption = DEFAULT_RETRY_SECONDS,
 ) -> None:
     """Follow a job's progress until it ends (Ctrl-C stops watching; the job goes on)."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
     files = result_files(out) if out is not None else None
-    where = Whereabouts(url, job_id, retry_for)
-
-    async def watch() -> str:
-        async with connected(url, modern=modern, retry_for=retry_for) as client:
-            await _status(client, job_id, url)  # an unknown id is said before a bar is drawn
-            final = await follow(client, job_id, console, where)
-            if files is None:
-                return say_ending(console, final)
-            return await keep_result(client, final, files, console, where)
-
-    try:
-        outcome = asyncio.run(watch())
-    except KeyboardInterrupt:
-        console.print(f"Stopped watching; job {job_id} goes on.", highlight=False, markup=False)
-        raise typer.Exit(130) from None
-    if outcome != "completed":
-        raise typer.Exit(1)
+    keep = documents(files) if files is not None else None
+    run_watch(giftgenius_target(url), job_id, modern=modern, retry_for=retry_for, documents=keep)
 
 
 @job_app.command("result")
@@ -274,213 +247,27 @@ def job_result(
     # A job id is the server's to choose: only its plain characters make the default file name.
     default = Path(re.sub(r"[^A-Za-z0-9._-]", "_", job_id).lstrip(".") + ".gifts.json")
     files = result_files(out or default, "--out" if out else "the default --out")
-    where = Whereabouts(url, job_id, retry_for)
+    target = giftgenius_target(url)
+    where = Whereabouts(target, job_id, retry_for)
 
     async def fetch() -> str:
-        async with connected(url, modern=modern, retry_for=retry_for) as client:
-            status = await _status(client, job_id, url)
-            if status["status"] in ("pending", "running"):
-                raise UserError(
-                    f"job {job_id} is still {status['status']} ({status['percentage']:.0f}%)",
-                    f"Wait for it: giftgenius job watch {job_id} --url {url} --out {files[0]}",
-                    exit_code=1,
-                )
-            if status["status"] != "completed":
-                error = status.get("error") or {}
-                message = f"job {job_id} {status['status']}"
-                raise UserError(
-                    f"{message}: {error['message']}" if error.get("message") else message, exit_code=1
-                )
-            return await write_result(client, status["resultResourceId"], files, console, where)
+        async with connected(target, modern=modern, retry_for=retry_for) as client:
+            status = await status_of(client, job_id, url)
+            require_completed(
+                status, job_id, f"Wait for it: giftgenius job watch {job_id} --url {url} --out {files[0]}"
+            )
+            return await write_result(client, documents(files)(status["resultResourceId"]), console, where)
 
     asyncio.run(fetch())
 
 
-async def _status(client: Client, job_id: str, url: str) -> dict[str, Any]:
-    """`get_job_status` of `job_id`; an id the server does not know is the user's mistake."""
-    from herald.client import ServerError
+def documents(files: tuple[Path, Path]) -> Callable[[str], Documents]:
+    """A bulk result's two documents, the JSON result and its CSV export, and their files."""
 
-    try:
-        return await client.job_status(job_id)
-    except ServerError as error:
-        raise UserError(f"{url} knows no job {job_id!r}: {error.message}") from None
+    def of(result_uri: str) -> Documents:
+        return [(result_uri, files[0]), (result_uri.replace("result.json", "result.csv"), files[1])]
 
-
-# -- following and keeping ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Whereabouts:
-    """What a message about a lost server must name: where, which job, and for how long we tried."""
-
-    url: str | None
-    job_id: str
-    retry_for: float
-
-    def gave_up(self, why: str) -> UserError:
-        if self.url is None:
-            return UserError(f"{SPAWNED} stopped ({why}); the job {self.job_id} stopped with it", exit_code=1)
-        return UserError(
-            f"lost {self.url} and could not reach it again for {self.retry_for:.0f} s ({why})",
-            f"Job {self.job_id} goes on there. When the server is back, save its result with: "
-            f"{self.fetch_later()}",
-            exit_code=1,
-        )
-
-    def forgotten(self, why: str) -> UserError:
-        """The server answers, but no longer knows the job: it restarted without its store."""
-        if self.url is None:
-            return UserError(f"{SPAWNED} stopped, and the job {self.job_id} with it ({why})", exit_code=1)
-        return UserError(
-            f"{self.url} no longer knows job {self.job_id} ({why})",
-            "Was the server restarted on another --store (or on `memory`), or the job forgotten "
-            "after its retention?",
-            exit_code=1,
-        )
-
-    def fetch_later(self) -> str:
-        return f"giftgenius job result {self.job_id} --url {self.url}"
-
-
-async def follow(client: Client, job_id: str, console: Console, where: Whereabouts) -> JobEvent:
-    """Follow `job_id` with a live bar to its terminal event; a lost server is said on the bar."""
-    from herald.client import ConnectionLost, JobTrackingError, ServerError
-
-    with _bar(console) as bar:
-        task = bar.add_task("queued", total=100, eta="-")
-        screen = _Screen(bar, task, console, where.url or SPAWNED)
-        client.on_retry, client.on_reconnected = screen.retrying, screen.reconnected
-        try:
-            async for event in client.job_events(job_id):
-                screen.show(event)
-                if event.kind in ("completed", "failed", "cancelled"):
-                    return event
-        except ConnectionLost as lost:
-            raise where.gave_up(str(lost)) from None
-        except (ServerError, JobTrackingError) as error:
-            raise where.forgotten(str(error)) from None
-        finally:
-            client.on_retry = client.on_reconnected = None
-    raise AssertionError("job_events ends with a terminal event")  # pragma: no cover
-
-
-@contextlib.contextmanager
-def _bar(console: Console) -> Iterator[Progress]:
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
-    columns = (
-        TextColumn("{task.description:<10}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA {task.fields[eta]}"),
-    )
-    with Progress(*columns, console=console) as bar:
-        yield bar
-
-
-class _Screen:
-    """The bar of one job, and what it says while the server is out of reach."""
-
-    def __init__(self, bar: Progress, task: TaskID, console: Console, where: str) -> None:
-        self.bar, self.task, self.console, self.where = bar, task, console, where
-        self.stage = "queued"
-
-    def show(self, event: JobEvent) -> None:
-        if event.kind == "progress":
-            eta = event.payload.get("etaSeconds")
-            self.stage = _plain(str(event.payload.get("stage") or self.stage))
-            self.bar.update(
-                self.task,
-                completed=event.payload["percentage"],
-                description=self.stage,
-                eta=f"{eta:.0f}s" if isinstance(eta, int | float) else "-",
-            )
-        elif event.kind == "started":
-            self.stage = "running"
-            self.bar.update(self.task, description=self.stage)
-        elif event.kind == "completed":
-            self.bar.update(self.task, completed=100, description="done", eta="0s")
-
-    def retrying(self, attempt: int, lost: Exception) -> None:
-        _say_lost(self.console, self.where, attempt, lost)
-        self.bar.update(self.task, description=f"connection lost, retrying… ({attempt})")
-
-    def reconnected(self) -> None:
-        self.console.print(f"reconnected to {self.where}", highlight=False, markup=False)
-        self.bar.update(self.task, description=self.stage)
-
-
-def _say_lost(console: Console, where: str, attempt: int, lost: Exception) -> None:
-    """The first failed attempt of an outage is said in a line; a bar, where there is one, counts the rest."""
-    if attempt == 1:
-        console.print(f"connection lost to {where}, retrying… ({lost})", highlight=False, markup=False)
-
-
-def _plain(text: str) -> str:
-    """Server text shown in a bar's description, which rich reads as markup: brackets escaped."""
-    from rich.markup import escape
-
-    return escape(text)
-
-
-def say_ending(console: Console, final: JobEvent) -> str:
-    """Print how a job ended; its kind."""
-    if final.kind == "completed":
-        console.print(final.payload.get("summary") or "Done.", highlight=False, markup=False)
-        console.print(f"result: {final.payload.get('resultResourceId')}", highlight=False, markup=False)
-        return "completed"
-    error = final.payload.get("error") or {}
-    console.print(
-        f"The job {final.kind}: {error.get('message', '')}", style="red", highlight=False, markup=False
-    )
-    if error.get("hint"):
-        console.print(f"hint: {error['hint']}", highlight=False, markup=False)
-    return final.kind
-
-
-async def keep_result(
-    client: Client, final: JobEvent, files: tuple[Path, Path], console: Console, where: Whereabouts
-) -> str:
-    """Say how the job ended and, when it completed, write its result to `files`."""
-    outcome = say_ending(console, final)
-    if outcome == "completed":
-        await write_result(client, str(final.payload["resultResourceId"]), files, console, where)
-    return outcome
-
-
-async def write_result(
-    client: Client, result_uri: str, files: tuple[Path, Path], console: Console, where: Whereabouts
-) -> str:
-    """Read a job's JSON result and its CSV export, and write them to `files` (JSON, CSV).
-
-    Reading is safe to repeat, so a server lost mid-read is read from again once back.
-    """
-    from herald.client import ConnectionLost
-
-    uris = (result_uri, result_uri.replace("result.json", "result.csv"))
-    contents: list[str] = []
-    name = where.url or SPAWNED
-    client.on_retry = lambda attempt, lost: _say_lost(console, name, attempt, lost)
-    client.on_reconnected = lambda: console.print(f"reconnected to {name}", highlight=False, markup=False)
-    try:
-        for uri in uris:
-            document = await client.request_again("resources/read", {"uri": uri})
-            contents.append(document["contents"][0]["text"])
-    except ConnectionLost as lost:
-        raise where.gave_up(str(lost)) from None
-    finally:
-        client.on_retry = client.on_reconnected = None
-    for path, content in zip(files, contents, strict=True):
-        try:
-            path.write_text(content, encoding="utf-8")
-        except OSError as exc:
-            raise UserError(
-                f"cannot write {path}: {exc.strerror or exc}",
-                f"The result stays on the server: {where.fetch_later()} --out OTHER.json",
-            ) from None
-    console.print(f"Wrote {' and '.join(str(path) for path in files)}", highlight=False, markup=False)
-    return "completed"
+    return of
 
 
 def result_text(result: dict[str, Any]) -> str:

@@ -2,20 +2,18 @@
 
 A mistake found after a job has run loses the job's result (an `--out` in a directory
 that does not exist was only noticed when writing), so everything that can be checked
-up front is: URLs, output paths, input files, durations and `NAME=VALUE` arguments.
+up front is: output paths, input files and durations here, URLs and `NAME=VALUE`
+arguments in `herald.cli.arguments`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
-import orjson
 import typer
 
-from giftgenius.cli.problems import UserError
 from herald.cli.checks import writable
+from herald.cli.problems import UserError
 
 #: Units a duration on the command line may end with, in seconds.
 DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -40,57 +38,6 @@ def parse_duration(text: str, option: str) -> float:
             param_hint=option,
         )
     return seconds
-
-
-def parse_arguments(pairs: list[str], schema: dict[str, Any]) -> dict[str, Any]:
-    """NAME=VALUE pairs to JSON arguments, typed by the tool's input schema.
-
-    A value is JSON where the schema does not say it is a string, so `budget=50` is a
-    number and `recipient=42` stays text.
-    """
-    properties = schema.get("properties", {})
-    arguments: dict[str, Any] = {}
-    for name, value in parse_strings(pairs).items():
-        if properties.get(name, {}).get("type") == "string":
-            arguments[name] = value
-            continue
-        try:
-            arguments[name] = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            arguments[name] = value
-    return arguments
-
-
-def parse_strings(pairs: list[str]) -> dict[str, str]:
-    """NAME=VALUE pairs as they are (a prompt's arguments are all strings)."""
-    return dict(_pair(pair) for pair in pairs)
-
-
-def _pair(pair: str) -> tuple[str, str]:
-    name, separator, value = pair.partition("=")
-    if not separator or not name:
-        raise UserError(f"argument {pair!r} is not NAME=VALUE", "Write it as --arg budget=50.")
-    return name, value
-
-
-def checked_url(url: str) -> str:
-    """`url` when a client can connect to it; what is wrong with it otherwise."""
-    import httpx
-
-    example = "e.g. --url http://127.0.0.1:8000/mcp"
-    try:
-        parts = urlsplit(url)
-        scheme, port = parts.scheme, parts.port
-        httpx.URL(url)
-    except (ValueError, httpx.InvalidURL) as exc:
-        raise UserError(f"--url {url!r} is not a valid URL: {exc}", example) from None
-    if scheme not in ("http", "https"):
-        raise UserError(f"--url {url!r} is not an http:// or https:// URL", example)
-    if not parts.hostname:
-        raise UserError(f"--url {url!r} names no host", example)
-    if port == 0:
-        raise UserError(f"--url {url!r} names port 0, where nothing listens", example)
-    return url
 
 
 def result_files(path: Path, option: str = "--out", *, not_over: Path | None = None) -> tuple[Path, Path]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_duration
-from giftgenius.cli.problems import UserError
 from herald.cli.checks import ALL_INTERFACES, bind, shown_host, writable
+from herald.cli.problems import UserError
 
 if TYPE_CHECKING:
     from herald.auth.config import AuthConfig

@@ -1,5 +1,10 @@
-"""The `herald` command: record any MCP server's traffic, lint the log, and look at it.
+"""The `herald` command: serve a server file, talk to any MCP server, record its traffic, lint it.
 
+    herald run server.py [--http --port 8000] [--reload] [--store memory]
+    herald inspect server.py | http://127.0.0.1:8000/mcp [--json]
+    herald call TARGET TOOL --arg name=value [--json]
+    herald read TARGET URI · herald prompt TARGET NAME --arg name=value
+    herald job status|watch|result TARGET JOB_ID
     herald record -- npx -y @modelcontextprotocol/server-everything     # a stdio server
     herald record --upstream http://127.0.0.1:8000/mcp --port 8001      # an HTTP server
     herald lint mcp-wire.jsonl [--format json|sarif] [--rule jobs/*] [--ignore mcp/*]
@@ -26,13 +31,21 @@ from typing import IO, Annotated
 import typer
 
 from herald.cli.checks import UserError, bind, run_command, shown_host, writable
+from herald.cli.serving import run
+from herald.cli.talking import call, inspect, job_app, prompt, read
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
-    help="herald: record MCP traffic, lint it for the mistakes the protocol forbids, and view it.",
+    help="herald: serve MCP servers, talk to any of them, record their traffic and lint it.",
 )
+app.command()(run)
+app.command()(inspect)
+app.command()(call)
+app.command()(read)
+app.command()(prompt)
+app.add_typer(job_app, name="job")
 log_app = typer.Typer(no_args_is_help=True, help="Look at a message log.")
 app.add_typer(log_app, name="log")
 

@@ -22,7 +22,7 @@ def unreachable(url: str, why: str) -> UserError:
     """The server at `url` did not answer: say where we tried, and what usually fixes it."""
     return UserError(
         f"cannot reach an MCP server at {url} ({why})",
-        "Is `giftgenius serve` running there? Check the host, the port and the path (herald serves /mcp).",
+        "Is the server running there? Check the host, the port and the path (herald serves /mcp).",
     )
 
 

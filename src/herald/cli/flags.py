@@ -1,6 +1,6 @@
 """The options and the JSON printing that the commands talking to a server share.
 
-`call`, `read`, `prompt` (`giftgenius.cli.calls`) and `job` (`giftgenius.cli.jobs`) take
+`call`, `read`, `prompt` (`herald.cli.requests`) and `job` (`giftgenius.cli.jobs`) take
 the same `--url`, `--modern` and `--json`, and print JSON the same way: here, so that
 neither module imports the other for them.
 """

@@ -1,0 +1,5 @@
+"""`python -m herald`: the `herald` command."""
+
+from herald.cli.main import main
+
+main()
