@@ -34,6 +34,7 @@ SERVER = textwrap.dedent(
     from typing import Annotated
 
     from herald import FromLifespan, Server, SyncJobContext
+    from herald.server.middleware import timing
 
     MARKS = os.environ["LIFESPAN_MARKS"]
 
@@ -51,6 +52,17 @@ SERVER = textwrap.dedent(
 
 
     server = Server("launch demo", lifespan=lifespan)
+    server.add_middleware(timing())
+
+
+    @server.resource("demo://motto", mime_type="text/plain")
+    def motto() -> str:
+        return "keep it exact"
+
+
+    @server.prompt()
+    def welcome(name: str) -> str:
+        return f"Welcome {name}."
 
 
     @server.tool
@@ -254,3 +266,19 @@ async def test_a_mounted_app_whose_lifespan_never_ran_says_so(
     assert "its app's lifespan did not run" in answer.json()["error"]["message"]
     said = (project / "stderr.txt").read_text()
     assert "FastAPI(lifespan=mcp_app.lifespan)" in said
+
+
+@pytest.mark.parametrize("served", ["run"], indirect=True)
+async def test_the_fastmcp_client_calls_plain_functions_through_middleware(
+    served: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    from fastmcp import Client as FastMCPClient
+
+    url, _ = served
+    async with FastMCPClient(url + "/mcp") as client:
+        greeting = await client.call_tool("greet", {"name": "Ada"})
+        assert greeting.data == "hello Ada", "the wrapped result, unwrapped by the client's own reading"
+        motto = await client.read_resource("demo://motto")
+        assert motto[0].text == "keep it exact"  # type: ignore[union-attr]
+        prompt = await client.get_prompt("welcome", {"name": "Ada"})
+        assert prompt.messages[0].content.text == "Welcome Ada."  # type: ignore[union-attr]

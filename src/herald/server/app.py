@@ -36,6 +36,7 @@ from herald.server.jobs import (
     open_job_tools_to_widgets,
 )
 from herald.server.lifespan import Lifespan
+from herald.server.middleware import Middleware
 from herald.server.notifications import Notifications
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
 from herald.server.scopes import Scopes
@@ -100,6 +101,8 @@ class Server:
         self.store = store
         #: Set by `use_job_store`: the server keeps its jobs where it was told, not by URL.
         self.job_store_chosen = False
+        #: What runs around every request, outermost first (`add_middleware`).
+        self.middleware: list[Middleware] = []
         # Seals requestState of multi-round requests; replicas must share it: HERALD_STATE_KEY,
         # or else the key of the session store they share (then `state_key_configured` is False).
         configured = state_key or _configured_state_key()
@@ -203,6 +206,13 @@ class Server:
                 yield self.lifespan_state
             finally:
                 self._running = 0
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Run `middleware` around every request (see `herald.server.middleware`).
+
+        `async def middleware(call, call_next)`; the first added runs outermost.
+        """
+        self.middleware.append(middleware)
 
     # -- server-initiated messages -------------------------------------------------------
 

@@ -20,8 +20,9 @@ from herald.protocol.validation import (
     validate_request_params,
     without_unusable_answers,
 )
-from herald.server.handlers import HANDLERS, SELF_VALIDATED, state_purpose
+from herald.server.handlers import HANDLERS, SELF_VALIDATED, Handler, state_purpose
 from herald.server.inputs import InputRequired
+from herald.server.middleware import Call, chain
 from herald.server.scope import RequestScope
 
 if TYPE_CHECKING:
@@ -64,7 +65,10 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
     if method not in SELF_VALIDATED:
         validate_request_params(method, scope.version, scope.request.params)
     try:
-        result = await handler(server, scope)
+        if server.middleware:
+            result = await _through_middleware(server, scope, handler)
+        else:
+            result = await handler(server, scope)
     except InputRequired as needed:
         result = {
             "resultType": "input_required",
@@ -87,6 +91,24 @@ async def run(server: Server, scope: RequestScope) -> dict[str, Any]:
     if method == "tools/list" and server.scopes.every_request is not None:
         add_security_schemes(server, serialized)
     return serialized
+
+
+async def _through_middleware(server: Server, scope: RequestScope, handler: Handler) -> dict[str, Any]:
+    """The handler's result, through the server's middleware (`herald.server.middleware`)."""
+    call = Call(
+        method=scope.request.method,
+        params=scope.params,
+        request_id=scope.request.id,
+        era=scope.era,
+        principal=scope.principal,
+        owner=scope.owner,
+        peer=scope.peer,
+    )
+
+    async def handle(_: Call) -> dict[str, Any]:
+        return await handler(server, scope)
+
+    return await chain(server.middleware, handle)(call)
 
 
 def add_security_schemes(server: Server, result: dict[str, Any]) -> None:
