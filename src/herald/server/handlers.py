@@ -10,6 +10,7 @@ the handlers read, so this module does not import `Server` (which would import i
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import inspect
 import logging
@@ -83,12 +84,18 @@ async def call(server: HandlerHost, function: Callable[..., Any], arguments: dic
     (`Server(max_threads=...)`). What it returns may still be awaitable (a `def` handing
     back a coroutine); that is awaited here, on the loop.
     """
-    if inspect.iscoroutinefunction(function):
+    if is_coroutine_function(function):
         return await function(**arguments)
     value = await server.threads.run(function, **arguments)
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def is_coroutine_function(function: Callable[..., Any]) -> bool:
+    """`inspect.iscoroutinefunction`, remembered: it unwraps partials and methods on every ask."""
+    return inspect.iscoroutinefunction(function)
 
 
 def make_context(server: HandlerHost, scope: RequestScope) -> Context:
@@ -217,7 +224,8 @@ async def execute_tool(
     if spec.signature.context_parameter is not None:
         values[spec.signature.context_parameter] = context
     try:
-        spec.signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
+        if spec.signature.from_lifespan:
+            spec.signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
         result = tool_result(await call(server, spec.function, values), wrapped=spec.wraps_result)
     except server.tool_error_types as exc:
         return error_result(str(exc))
@@ -232,8 +240,8 @@ async def execute_tool(
     if spec.output_validator is not None and not result.is_error:
         if result.structured is None:
             return error_result(f"Tool {name!r} declares an outputSchema but returned no structured content.")
-        found = [error.message for error in spec.output_validator.iter_errors(result.structured)]
-        if found:
+        if not spec.output_validator.is_valid(result.structured):  # the errors only when there are some
+            found = [error.message for error in spec.output_validator.iter_errors(result.structured)]
             logger.error("tool %r returned structured content outside its outputSchema: %s", name, found)
             return error_result(f"Tool {name!r} produced output that does not match its outputSchema.")
     wire = tool_result_to_wire(result)

@@ -130,7 +130,7 @@ def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...]
     if isinstance(annotation, type) and issubclass(annotation, result_types):
         return None
     try:
-        value_schema = _without_titles(TypeAdapter(annotation).json_schema())
+        value_schema = _without_titles(TypeAdapter(annotation).json_schema(mode="serialization"))
     except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema, TypeError):
         return None
     if value_schema.get("type") == "object":
