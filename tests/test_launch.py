@@ -279,6 +279,6 @@ async def test_the_fastmcp_client_calls_plain_functions_through_middleware(
         greeting = await client.call_tool("greet", {"name": "Ada"})
         assert greeting.data == "hello Ada", "the wrapped result, unwrapped by the client's own reading"
         motto = await client.read_resource("demo://motto")
-        assert motto[0].text == "keep it exact"  # type: ignore[union-attr]
+        assert motto[0].text == "keep it exact"
         prompt = await client.get_prompt("welcome", {"name": "Ada"})
-        assert prompt.messages[0].content.text == "Welcome Ada."  # type: ignore[union-attr]
+        assert prompt.messages[0].content.text == "Welcome Ada."

@@ -43,7 +43,7 @@ def principal_of(issuer: str, claims: Mapping[str, Any]) -> Principal:
             for each in _strings(claims, "scp", "a string or a list of strings")
             for scope in each.split()
         ]
-    return Principal(issuer, subject, frozenset(scopes))
+    return Principal(issuer, subject, frozenset(scopes), claims=dict(claims))
 
 
 def number_of(claims: Mapping[str, Any], name: str) -> float | None:

@@ -8,6 +8,7 @@ anything private stays in the exception chain and goes to the log.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from herald.protocol.versions import Era
@@ -163,3 +164,16 @@ class ToolError(HeraldError):
     Becomes a `tools/call` result with `isError: true` and this message as text,
     not a protocol error.
     """
+
+
+class AuthRequired(ToolError):
+    """Raised by a tool that needs the caller to sign in, or to grant more `scopes`.
+
+    Its result is a tool error whose `_meta["mcp/www_authenticate"]` carries the OAuth
+    challenge, which ChatGPT turns into a sign-in or a consent prompt; elsewhere the
+    message alone reaches the model.
+    """
+
+    def __init__(self, message: str, scopes: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.scopes = frozenset(scopes)

@@ -386,6 +386,7 @@ class Server:
         task_preflight: Callable[..., Any] | None = None,
         ui: Widget | ToolUI | None = None,
         scopes: Iterable[str] = (),
+        auth: bool = True,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -404,6 +405,7 @@ class Server:
         task_preflight: Callable[..., Any] | None = None,
         ui: Widget | ToolUI | None = None,
         scopes: Iterable[str] = (),
+        auth: bool = True,
     ) -> Any:
         """Register a tool. Arguments and output schemas come from type hints unless given.
 
@@ -412,11 +414,15 @@ class Server:
         input (a 2026-07-28 multi-round request); what it returns reaches the tool as
         `ctx.preflight`. `ui` renders the tool's results in a widget, or says who may call
         it (see `ToolUI`); both hosts' metadata is written from it. `scopes` are the OAuth
-        scopes a caller's token must grant to call it, where the transport authenticates.
+        scopes a caller's token must grant to call it, where the transport authenticates;
+        `auth=False` lets a caller without a token call it (and discover the server), while
+        every other tool still needs one and answers such a caller with a sign-in challenge.
         """
 
         def register(target: F) -> F:
             self.scopes.declare("tool", name or target.__name__, scopes)
+            if not auth:
+                self.scopes.public.add(name or target.__name__)
             self.registry.add_tool(
                 tool_spec(
                     target,

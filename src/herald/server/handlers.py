@@ -14,13 +14,13 @@ import functools
 import hashlib
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 import orjson
 
 from herald.protocol.cursor import paginate
-from herald.protocol.errors import InvalidParams, ProtocolError, ResourceNotFound
+from herald.protocol.errors import AuthRequired, InvalidParams, ProtocolError, ResourceNotFound
 from herald.protocol.sealing import unseal
 from herald.protocol.validation import MAX_JSON_DEPTH, nested_deeper_than
 from herald.protocol.versions import (
@@ -45,12 +45,15 @@ from herald.server.results import (
     unwrapped,
 )
 from herald.server.scope import RequestScope
+from herald.server.scopes import Scopes
 from herald.server.signature import ArgumentsRejected, Signature
 from herald.server.subscriptions import NotificationSource, Subscription
 from herald.server.tasks import TaskManager
 
 logger = logging.getLogger("herald.server")
 MAX_COMPLETIONS = 100
+#: Where ChatGPT reads a tool result's OAuth challenge (its Apps SDK's step-up consent).
+WWW_AUTHENTICATE_META = "mcp/www_authenticate"
 
 
 class HandlerHost(NotificationSource, Protocol):
@@ -71,6 +74,7 @@ class HandlerHost(NotificationSource, Protocol):
     def lifespan_running(self) -> bool: ...
 
     tool_error_types: tuple[type[BaseException], ...]
+    scopes: Scopes
 
 
 Handler = Callable[[HandlerHost, RequestScope], Awaitable[dict[str, Any]]]
@@ -188,6 +192,8 @@ async def call_tool(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:
     spec = server.registry.tools.get(name)
     if spec is None:
         raise InvalidParams(f"Unknown tool: {name!r}. Call tools/list to see the available tools.")
+    if scope.principal is None and server.scopes.needs_token("tools/call", scope.params):
+        return sign_in_result(server, f"Tool {name!r} needs you to sign in first.", ())
     arguments = scope.params.get("arguments") or {}
     if nested_deeper_than(arguments):  # checked first: jsonschema-rs cannot convert such a value
         problems = [f"arguments: nested more than {MAX_JSON_DEPTH} levels deep"]
@@ -227,6 +233,8 @@ async def execute_tool(
         if spec.signature.from_lifespan:
             spec.signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
         result = tool_result(await call(server, spec.function, values), wrapped=spec.wraps_result)
+    except AuthRequired as exc:
+        return sign_in_result(server, str(exc), exc.scopes)
     except server.tool_error_types as exc:
         return error_result(str(exc))
     except LifespanNotRunning as exc:
@@ -246,6 +254,17 @@ async def execute_tool(
             return error_result(f"Tool {name!r} produced output that does not match its outputSchema.")
     wire = tool_result_to_wire(result)
     return unwrapped(wire) if spec.wraps_result and Era.of(context.protocol_version).modern else wire
+
+
+def sign_in_result(server: HandlerHost, message: str, scopes: Iterable[str]) -> dict[str, Any]:
+    """A tool error asking the caller to sign in (or grant `scopes`): the OAuth challenge in
+    `_meta["mcp/www_authenticate"]`, where ChatGPT looks for it, when the server asks for tokens."""
+    result = error_result(message)
+    challenge = server.scopes.challenge
+    if challenge is not None:
+        error = "insufficient_scope" if scopes else None
+        result["_meta"] = {WWW_AUTHENTICATE_META: [challenge(scopes, error)]}
+    return result
 
 
 async def list_resources(server: HandlerHost, scope: RequestScope) -> dict[str, Any]:

@@ -14,16 +14,27 @@ Pure: no I/O.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """An authenticated caller: who issued its token, for whom, and what it may do."""
+    """An authenticated caller: who issued its token, for whom, and what it may do.
+
+    `claims` are everything the verified token (or its introspection) said, for a tool that
+    needs more than the subject (an email, a tenant); `token` is the access token itself,
+    for a tool that calls another API on the caller's behalf (where that API accepts it,
+    or to exchange it, RFC 8693). Neither takes part in comparing principals, and the
+    token is never shown in a repr or a log.
+    """
 
     issuer: str
     subject: str
     scopes: frozenset[str] = field(default_factory=frozenset)
+    claims: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    token: str = field(default="", compare=False, repr=False)
 
     @property
     def owner(self) -> str:
@@ -31,6 +42,11 @@ class Principal:
         and not its subject, which the id is stored beside."""
         digest = hashlib.sha256(f"{self.issuer}\0{self.subject}".encode()).hexdigest()
         return f"sub-{digest[:32]}"
+
+
+def signed_in(owner: str | None) -> bool:
+    """Whether an owner id is a principal's (`Principal.owner`), not an anonymous session's."""
+    return owner is not None and owner.startswith("sub-")
 
 
 def viewer(principal: Principal | None) -> str | None:

@@ -8,12 +8,17 @@ them once it knows the caller (`herald.server.principal`). Where tokens are aske
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from herald.server.registry import Registry
 
-__all__ = ["Scopes"]
+__all__ = ["ANONYMOUS_METHODS", "Scopes"]
+
+#: What a request without a token may ask where some tool is public (`Scopes.anonymous_may`).
+ANONYMOUS_METHODS = frozenset(
+    {"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call"}
+)
 
 
 class Scopes:
@@ -25,6 +30,12 @@ class Scopes:
         #: Set by a transport that asks for OAuth tokens: the scopes every request needs. Tools
         #: then carry `securitySchemes`, and `tools/list` says which scopes each one needs.
         self.every_request: frozenset[str] | None = None
+        #: Tools callable without a token (`@server.tool(auth=False)`). With any, a request
+        #: without a token may still discover the server and call them (`anonymous_may`).
+        self.public: set[str] = set()
+        #: Set by a transport that asks for tokens: the `WWW-Authenticate` challenge for
+        #: `scopes` (and an OAuth `error`), which a tool result carries to ask for consent.
+        self.challenge: Callable[[Iterable[str], str | None], str] | None = None
 
     def declare(self, kind: str, name: str, scopes: Iterable[str]) -> None:
         wanted = frozenset(scopes)
@@ -53,8 +64,23 @@ class Scopes:
         return frozenset()
 
     def security_schemes(self, tool: str) -> list[dict[str, Any]] | None:
-        """A tool's `securitySchemes` (ChatGPT's Apps SDK), when the transport asks for tokens."""
+        """A tool's `securitySchemes` (ChatGPT's Apps SDK), when the transport asks for tokens:
+        `oauth2` with its scopes, after `noauth` for a tool callable without a token."""
         if self.every_request is None:
             return None
         scopes = sorted(self.every_request | self.declared.get(f"tool:{tool}", frozenset()))
-        return [{"type": "oauth2", "scopes": scopes}]
+        oauth: list[dict[str, Any]] = [{"type": "oauth2", "scopes": scopes}]
+        return [{"type": "noauth"}, *oauth] if tool in self.public else oauth
+
+    def anonymous_may(self, method: str) -> bool:
+        """Whether a request without a token may ask `method`: only where some tool is public,
+        and only to discover the server and call tools (a protected tool then answers with a
+        challenge the host turns into a sign-in)."""
+        return bool(self.public) and method in ANONYMOUS_METHODS
+
+    def needs_token(self, method: str, params: Mapping[str, Any] | None) -> bool:
+        """Whether a request without a token is refused by the handler: a call of a tool that
+        is not public, where tokens are asked for."""
+        if self.every_request is None or method != "tools/call" or not isinstance(params, Mapping):
+            return False
+        return params.get("name") not in self.public

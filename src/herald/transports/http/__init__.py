@@ -86,6 +86,7 @@ def create_app(
 
         gate = Gate(config.auth, verifier_for(config.auth))
         server.scopes.every_request = config.auth.required_scopes
+        server.scopes.challenge = gate.challenge
     endpoint = MCPEndpoint(server, config, registry, event_log, gate)
 
     @contextlib.asynccontextmanager

@@ -9,6 +9,7 @@ a token that lacks them, 503 when the issuer's keys cannot be read just now.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 
 from herald.auth.config import AuthConfig
@@ -61,7 +62,22 @@ class Gate:
                 503, f"Service Unavailable: the token cannot be checked now ({why}); try again shortly"
             ) from None
         self.require(principal, self.config.required_scopes)
-        return principal
+        # The token itself goes with the principal, for a tool to act on the caller's behalf.
+        return dataclasses.replace(principal, token=token.strip())
+
+    def challenge(self, scopes: Iterable[str], error: str | None = None) -> str:
+        """The `WWW-Authenticate` value asking for a token with `scopes` (and every request's)."""
+        needed = frozenset(scopes) | self.config.required_scopes
+        description = "sign in to use this tool" if error is None else "this needs more scopes"
+        return challenge(self.config, error=error, description=description if error else None, scopes=needed)
+
+    def refuse_anonymous(self, method: str) -> Refused:
+        """401 for a message without a token that only a signed-in caller may send."""
+        return Refused(
+            401,
+            f"Unauthorized: {method} needs an access token (Authorization: Bearer …)",
+            challenge(self.config, scopes=self.config.required_scopes),
+        )
 
     def require(self, principal: Principal, scopes: Iterable[str]) -> None:
         """403 `insufficient_scope`, naming what is needed, if the token lacks any of `scopes`."""

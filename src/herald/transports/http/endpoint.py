@@ -35,7 +35,7 @@ from herald.protocol.sse import encode_comment, encode_event
 from herald.server.app import Server
 from herald.server.connection import Connection
 from herald.server.outbox import Outbox
-from herald.server.principal import Principal
+from herald.server.principal import Principal, signed_in
 from herald.stores.errors import StoreError, StoreUnavailable
 from herald.stores.eventlog import EventLog
 from herald.taskgroup import task_group
@@ -113,7 +113,11 @@ class MCPEndpoint:
             page = render_page(self.server, endpoint_url(scope, self.config.path))
             await send_html(send, page, PAGE_HEADERS)
             return
-        principal = await self.gate.principal(headers) if self.gate is not None else None
+        # Without a token, where some tool is public: the messages are checked one by one
+        # (`_check_anonymous`), and a session is reached only if it was opened without one.
+        principal = None
+        if self.gate is not None and ("authorization" in headers or not self.server.scopes.public):
+            principal = await self.gate.principal(headers)
         if method == "POST":
             await self._post(headers, receive, send, principal, peer_of(scope))
         elif method == "GET":
@@ -190,6 +194,8 @@ class MCPEndpoint:
         decoded = decode(body, max_bytes=self.config.max_body_bytes)
         if principal is not None:
             self._check_scopes(decoded, principal)
+        elif self.gate is not None:
+            self._check_anonymous(decoded)
         route = route_post(decoded, headers)
         if route is PostRoute.MODERN_REQUEST:
             assert isinstance(decoded, Request)
@@ -415,9 +421,20 @@ class MCPEndpoint:
     async def _session(self, headers: dict[str, str], principal: Principal | None) -> HttpSession:
         """The request's session; another principal's session is answered as an unknown one."""
         session = await self.sessions.get(require_session_id(headers))
-        if session is None or (principal is not None and session.connection.owner_id != principal.owner):
+        owner = None if session is None else session.connection.owner_id
+        if session is None or (owner != principal.owner if principal is not None else signed_in(owner)):
             raise HTTPError(404, "Not Found: unknown or expired session; send initialize to start a new one")
         return session
+
+    def _check_anonymous(self, decoded: Message | Batch) -> None:
+        """401 for a message without a token that asks what only a signed-in caller may."""
+        assert self.gate is not None
+        for message in decoded.items if isinstance(decoded, Batch) else (decoded,):
+            method = getattr(message, "method", None)
+            if method is not None and not (
+                self.server.scopes.anonymous_may(method) or method.startswith("notifications/")
+            ):
+                raise self.gate.refuse_anonymous(method)
 
     def _check_scopes(self, decoded: Message | Batch, principal: Principal) -> None:
         """403 before anything runs when the token lacks a scope what the message asks for needs."""
