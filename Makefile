@@ -11,7 +11,7 @@ ifneq ($(.SHELLSTATUS),0)
 $(error no Python to build $(VENV) with (see above))
 endif
 
-.PHONY: run test install install-dev lint typecheck unit conformance bench widget widget-check browser-deps service-deps screenshots bench-widget fuzz
+.PHONY: run test install install-dev lint typecheck unit lowest conformance bench widget widget-check browser-deps service-deps screenshots bench-widget fuzz
 
 $(UV):
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,10 @@ $(UV):
 
 # --inexact keeps uv itself (and dev tools, for `make run` after `make test`) in the venv.
 install: $(UV)
-	$(UV) sync --frozen --inexact --no-dev --quiet
+	$(UV) sync --frozen --inexact --no-dev --all-packages --quiet
 
 install-dev: $(UV)
-	$(UV) sync --frozen --inexact --quiet
+	$(UV) sync --frozen --inexact --all-packages --quiet
 
 # `make run PORT=9000 HOST=0.0.0.0` passes them on; anything else goes in ARGS.
 run: install
@@ -93,7 +93,17 @@ bench-widget: install-dev browser-deps
 conformance: install-dev
 	$(VENV)/bin/python scripts/conformance.py
 
-test: lint typecheck widget-check unit conformance
+# The lowest versions herald's and GiftGenius's ranges allow (uv's lowest-direct), in a venv
+# of their own, through the quick loop: the ranges in the metadata are what was tested.
+LOWEST := .venv-lowest
+lowest: install-dev
+	rm -rf $(LOWEST)
+	$(UV) venv --quiet --python $(VENV)/bin/python $(LOWEST)
+	$(UV) pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct \
+		-e . -e packages/giftgenius --group dev
+	$(LOWEST)/bin/python -m pytest -q -n $(TEST_WORKERS) --no-cov -m "not slow" -p no:cacheprovider
+
+test: lint typecheck widget-check unit lowest conformance
 
 bench: install-dev
 	$(VENV)/bin/python bench/compare.py

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the widget into one self-contained file, src/giftgenius/widget/gifts.html.
+// Builds the widget into one self-contained file, packages/giftgenius/src/giftgenius/widget/gifts.html.
 //
 //   node build.mjs           write the file
 //   node build.mjs --check   exit 1 if the committed file differs from a fresh build (CI)
@@ -15,7 +15,7 @@ import { assemble } from "./tools/assemble.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const source = join(here, "src");
-export const OUTPUT = join(here, "..", "src", "giftgenius", "widget", "gifts.html");
+export const OUTPUT = join(here, "..", "packages", "giftgenius", "src", "giftgenius", "widget", "gifts.html");
 export const SIZE_LIMIT = 100 * 1024;
 
 /** The document as a string, built in memory. */

@@ -47,11 +47,16 @@ def run_command(app: Callable[[], object]) -> None:
 
     A reader that closes the pipe early (`| head`) ends the command quietly.
     """
+    from herald.extras import MissingExtra
+
     try:
         app()
     except UserError as problem:
         problem.show()
         sys.exit(problem.exit_code)
+    except MissingExtra as missing:  # an extra the command needs here is not installed
+        print(f"error: {missing}", file=sys.stderr)
+        sys.exit(USAGE_ERROR)
     except BrokenPipeError:
         sys.stderr.close()
         sys.exit(0)

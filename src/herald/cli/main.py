@@ -121,7 +121,10 @@ def record(
 
 
 def _record_http(upstream: str, host: str, port: int, path: Path) -> None:
-    from herald.record.http import RecordingProxy, origin_of
+    from herald.extras import needs
+
+    with needs("record", "herald record --upstream"):
+        from herald.record.http import RecordingProxy, origin_of
 
     try:
         origin_of(upstream)

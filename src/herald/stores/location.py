@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
+from herald.extras import needs
 from herald.jobs.store import JobStore
 from herald.stores.eventlog import EventLog
 from herald.stores.memory import MemoryEventLog, MemoryJobStore
@@ -44,7 +45,8 @@ def open_stores(url: str | None, *, app_name: str, sessions: bool = True) -> Sto
     if url == "memory":
         return Stores(MemoryEventLog(), MemoryJobStore(), None, "memory (lost when the server stops)")
     if url is not None and url.startswith(("redis://", "rediss://")):
-        from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore
+        with needs("redis", "a Redis store"):
+            from herald.stores.redis import RedisEventLog, RedisJobStore, RedisSessionStore
 
         return Stores(
             RedisEventLog.from_url(url),

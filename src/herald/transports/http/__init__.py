@@ -19,6 +19,7 @@ from starlette.routing import Route, Router
 
 from herald.auth.config import AuthConfig
 from herald.auth.resource import WELL_KNOWN, metadata, metadata_path
+from herald.extras import needs
 from herald.protocol.hosts import HostAllowList
 from herald.server.app import Server
 from herald.stores.eventlog import EventLog
@@ -82,7 +83,8 @@ def create_app(
     )
     gate: Gate | None = None
     if config.auth is not None:
-        from herald.auth.tokens import verifier_for  # PyJWT and httpx, for a server that asks for tokens
+        with needs("auth", "a server that asks for access tokens"):
+            from herald.auth.tokens import verifier_for  # PyJWT and httpx
 
         gate = Gate(config.auth, verifier_for(config.auth))
         server.scopes.every_request = config.auth.required_scopes
