@@ -197,3 +197,29 @@ def test_mistakes_are_said_in_a_line_with_status_2(folder: Path, args: list[str]
     assert result.returncode == 2, result.stderr
     assert said in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_reload_serves_the_file_as_it_changes(folder: Path) -> None:
+    port = free_port()
+    environment = {**os.environ, "XDG_DATA_HOME": str(folder / "data")}
+    process = subprocess.Popen(
+        [*HERALD, "run", "server.py", "--http", "--reload", "--port", str(port)],
+        cwd=folder,
+        env=environment,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_until_listening(port, process)
+        assert herald(folder, "call", url, "add", "--arg", "a=1").stdout.strip() == "2"
+        with (folder / "server.py").open("a") as source:
+            source.write("\n\n@server.tool\ndef ping_back() -> str:\n    return 'pong'\n")
+        answer = ""
+        for _ in range(120):  # bounded: the reloader notices within a second or two
+            answer = herald(folder, "call", url, "ping_back").stdout.strip()
+            if answer == "pong":
+                break
+        assert answer == "pong", "the new tool is served without a restart by hand"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
