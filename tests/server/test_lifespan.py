@@ -129,3 +129,23 @@ async def test_a_tool_that_needs_a_lifespan_that_did_not_run_says_so(
     )
     assert "lifespan is not running" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+async def test_a_worker_that_serves_nothing_runs_the_lifespan_too() -> None:
+    from herald.worker import serve_jobs
+
+    events: list[str] = []
+    server = build(events)
+    stop = asyncio.Event()
+    working = asyncio.ensure_future(serve_jobs(server, stop))
+    try:
+        async with asyncio.timeout(10):
+            while not server.lifespan_running:  # noqa: ASYNC110 - the worker offers no event for it
+                await asyncio.sleep(0.01)
+        assert events == ["open life"]
+        assert server.jobs.lifespan == {"pool": server.lifespan_state["pool"], "region": "eu"}
+    finally:
+        stop.set()
+        async with asyncio.timeout(10):
+            await working
+    assert events == ["open life", "close"]
