@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from herald import Context, Server
+from herald import Context, Server, ToolUI, Widget
 from herald.auth.config import AuthConfig
 from herald.protocol.errors import AuthRequired
 from herald.testing.http import serve_http
@@ -50,6 +50,11 @@ def build() -> Server:
         if EXPORT not in ctx.principal.scopes:
             raise AuthRequired("Exporting needs your consent to the export scope.", scopes=[EXPORT])
         return "exported"
+
+    @server.tool(auth=False, ui=ToolUI(Widget("forecast", html="<!doctype html><title>f</title>")))
+    async def forecast(city: str) -> str:
+        """Public, with a widget a guest's host must be able to read."""
+        return f"rain in {city}"
 
     @server.resource("demo://private")
     async def private() -> str:
@@ -171,3 +176,27 @@ async def test_a_guest_cannot_reach_a_signed_in_session(served: Served) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
         answer = await http.post(served.url, json=call(2, "weather", city="Oslo"), headers=headers)
     assert answer.status_code == 404
+
+
+async def test_a_guest_reads_a_public_tools_widget(served: Served) -> None:
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    answers = await exchange(served.url, [INITIALIZE, INITIALIZED, listing])
+    tools = {tool["name"]: tool for tool in result_of(answers[2])["tools"]}
+    uri = tools["forecast"]["_meta"]["ui"]["resourceUri"]
+    read = {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri}}
+    answers = await exchange(served.url, [INITIALIZE, INITIALIZED, read])
+    assert result_of(answers[2])["contents"][0]["text"].startswith("<!doctype html>")
+
+
+def test_a_tool_removed_and_added_again_is_protected_again() -> None:
+    server = build()
+    assert "weather" in server.scopes.public
+    server.remove_tool("weather")
+    assert "weather" not in server.scopes.public
+
+    @server.tool
+    async def weather(city: str) -> str:
+        return city
+
+    assert not server.scopes.needs_token("tools/list", None)
+    assert server.scopes.public == {"forecast"}, "the new weather needs a token"

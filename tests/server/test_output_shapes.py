@@ -7,6 +7,7 @@ and any schema, so there it goes as it is. The text content always stands on its
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import jsonschema_rs
@@ -21,6 +22,11 @@ from herald.testing import connect
 class Gift(BaseModel):
     name: str
     price: float
+
+
+class Note(BaseModel):
+    text: str
+    due: date | None
 
 
 def build() -> Server:
@@ -57,6 +63,14 @@ def build() -> Server:
     @server.tool
     async def blocks() -> list[dict[str, Any]]:
         return [text("a content block")]
+
+    @server.tool
+    async def today() -> date:
+        return date(2026, 12, 3)
+
+    @server.tool
+    async def notes() -> list[Note]:
+        return [Note(text="undated", due=None), Note(text="dated", due=date(2027, 1, 1))]
 
     return server
 
@@ -134,3 +148,18 @@ async def test_content_blocks_and_own_results_pass_as_they_are() -> None:
         blocks = await client.call_tool("blocks")
     assert own == {"content": [{"type": "text", "text": "as written"}]}
     assert blocks == {"content": [{"type": "text", "text": "a content block"}]}
+
+
+async def test_values_are_sent_as_their_schema_describes_them() -> None:
+    """A date goes as its ISO text; a model's field that is None stays, as the schema wants it."""
+    async with connect(build()) as client:
+        tools = {t["name"]: t for t in (await client.request("tools/list"))["tools"]}
+        today = await client.call_tool("today")
+        notes = await client.call_tool("notes")
+    assert today["structuredContent"] == {"result": "2026-12-03"}
+    assert today["content"] == [{"type": "text", "text": "2026-12-03"}], "a string says itself"
+    assert notes["structuredContent"] == {
+        "result": [{"text": "undated", "due": None}, {"text": "dated", "due": "2027-01-01"}]
+    }
+    for name, result in (("today", today), ("notes", notes)):
+        assert jsonschema_rs.validator_for(tools[name]["outputSchema"]).is_valid(result["structuredContent"])

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Documents",
     "Whereabouts",
+    "document_body",
     "follow",
     "keep_result",
     "print_status",
@@ -213,21 +214,24 @@ async def write_result(client: Client, documents: Documents, console: Console, w
     """
     from herald.client import ConnectionLost
 
-    contents: list[str] = []
+    contents: list[str | bytes] = []
     name = where.target.where
     client.on_retry = lambda attempt, lost: say_lost(console, name, attempt, lost)
     client.on_reconnected = lambda: console.print(f"reconnected to {name}", highlight=False, markup=False)
     try:
         for uri, _ in documents:
             document = await client.request_again("resources/read", {"uri": uri})
-            contents.append(document["contents"][0]["text"])
+            contents.append(document_body(document))
     except ConnectionLost as lost:
         raise where.gave_up(str(lost)) from None
     finally:
         client.on_retry = client.on_reconnected = None
     for (_, path), content in zip(documents, contents, strict=True):
         try:
-            path.write_text(content, encoding="utf-8")
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
         except OSError as exc:
             raise UserError(
                 f"cannot write {path}: {exc.strerror or exc}",
@@ -303,3 +307,13 @@ def run_watch(
         raise typer.Exit(130) from None
     if outcome != "completed":
         raise typer.Exit(1)
+
+
+def document_body(document: dict[str, Any]) -> str | bytes:
+    """What a `resources/read` answer holds: its text, or its blob's bytes."""
+    import base64
+
+    first = (document.get("contents") or [{}])[0]
+    if "blob" in first:
+        return base64.b64decode(first["blob"])
+    return str(first.get("text", ""))

@@ -9,7 +9,7 @@ stdio client's conversation cannot outlive a restart, so it needs `--http`).
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,10 +17,14 @@ from herald.cli.checks import bind
 from herald.cli.loading import load_server, server_file
 from herald.cli.problems import UserError
 
-__all__ = ["run"]
+if TYPE_CHECKING:
+    from herald.transports.http import HttpConfig
+
+__all__ = ["allowed_hosts", "run"]
 
 #: What the reloading app factory is told of the server to load (`herald.cli.reloading`).
 RELOAD_TARGET, RELOAD_PATH, RELOAD_STORE = "HERALD_RUN_TARGET", "HERALD_RUN_PATH", "HERALD_RUN_STORE"
+RELOAD_HOSTS = "HERALD_RUN_ALLOWED_HOSTS"
 
 
 def run(
@@ -36,6 +40,13 @@ def run(
             "Default: a SQLite file in your data folder, named after the server."
         ),
     ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="With --http: a host name clients may use besides loopback (a tunnel's, a "
+            "deployment's); repeat it. Others are refused, against DNS rebinding."
+        ),
+    ] = None,
     reload: Annotated[bool, typer.Option(help="With --http: restart when a file changes.")] = False,
     quiet: Annotated[bool, typer.Option(help="Say nothing at start.")] = False,
     no_worker: Annotated[bool, typer.Option("--no-worker", hidden=True)] = False,
@@ -49,6 +60,9 @@ def run(
     if not path.startswith("/"):
         raise UserError(f"--path {path!r} must start with /", "e.g. --path /mcp")
     checked_store(store)
+    if allow_host:
+        os.environ[RELOAD_HOSTS] = ",".join(allow_host)
+    config = _config(path)  # a host name that could never match is said now
     server = load_server(file)  # a mistake in the file is said now, reloading or not
     if reload:
         _run_reloading(str(file), host, port, path, store)
@@ -59,9 +73,26 @@ def run(
         server.jobs.takes_jobs = False
     if http:
         listening = bind(host, port)
-        serve_http(server, host=host, port=port, path=path, store=store, sock=listening, quiet=quiet)
+        serve_http(server, host=host, port=port, store=store, config=config, sock=listening, quiet=quiet)
     else:
         serve_stdio(server, store=store, quiet=quiet)
+
+
+def allowed_hosts() -> frozenset[str]:
+    """Loopback, and the names `--allow-host` gave (passed on to a reloaded process too)."""
+    from herald.protocol.hosts import LOOPBACK_HOSTS
+
+    given = [name.strip() for name in os.environ.get(RELOAD_HOSTS, "").split(",") if name.strip()]
+    return LOOPBACK_HOSTS | frozenset(given)
+
+
+def _config(path: str) -> HttpConfig:
+    from herald.transports.http import HttpConfig
+
+    try:
+        return HttpConfig(path=path, allowed_hosts=allowed_hosts())
+    except ValueError as exc:
+        raise UserError(f"--allow-host: {exc}") from None
 
 
 def checked_store(store: str | None) -> None:

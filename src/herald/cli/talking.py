@@ -17,12 +17,14 @@ from herald.cli.connecting import connected
 from herald.cli.flags import ArgOption, JsonOption, ModernOption, WireOption, print_json
 from herald.cli.following import (
     Whereabouts,
+    document_body,
     print_status,
     require_completed,
     run_watch,
     status_of,
     write_result,
 )
+from herald.cli.problems import UserError
 from herald.cli.requests import offer, run_call, run_prompt, run_read, wire_printer
 from herald.cli.target import target_of
 
@@ -246,7 +248,13 @@ def job_result(
                 await write_result(client, [(status["resultResourceId"], out)], console, where)
                 return None
             document = await client.request_again("resources/read", {"uri": status["resultResourceId"]})
-            return str(document["contents"][0].get("text", ""))
+            body = document_body(document)
+            if isinstance(body, bytes):
+                raise UserError(
+                    f"the result of job {job_id} is {len(body)} bytes of binary data",
+                    f"Save it to a file: herald job result {target} {job_id} --out FILE",
+                )
+            return body
 
     text = asyncio.run(fetch())
     if text is not None:

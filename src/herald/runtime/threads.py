@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import contextvars
 import functools
+import logging
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -33,6 +34,8 @@ from typing import Any, TypeVar
 __all__ = ["DEFAULT_MAX_THREADS", "LoopCall", "Stopped", "WorkerThreads", "in_thread"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("herald.threads")
 
 #: Plain `def` functions one server runs at once, unless it says otherwise; more wait their turn.
 DEFAULT_MAX_THREADS = 40
@@ -111,8 +114,13 @@ class WorkerThreads:
         bound = functools.partial(contextvars.copy_context().run, function, **arguments)
         return await asyncio.get_running_loop().run_in_executor(self.executor, bound)
 
-    def close(self) -> None:
-        """Let the threads go once their calls end (a server that stops; nothing waits here)."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
-            self._executor = None
+    async def finish(self, grace: float) -> None:
+        """Wait up to `grace` seconds for the calls still running (a server that stops),
+        then let the threads go; a call that outlasts it is said in the log."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        waiting = asyncio.ensure_future(asyncio.to_thread(executor.shutdown, True, cancel_futures=True))
+        done, _ = await asyncio.wait({waiting}, timeout=grace)
+        if not done:
+            logger.warning("plain def calls still ran %.0f s after the server stopped; leaving them", grace)

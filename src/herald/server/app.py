@@ -96,6 +96,7 @@ class Server:
         #: What the lifespan yielded, while it runs: `ctx.lifespan` and `FromLifespan` parameters.
         self.lifespan_state: Any = None
         self._running = 0
+        self._started = False
         #: Where `run` and `http_app` keep jobs when not told (a store URL, `memory`, a path);
         #: None: a SQLite file in the user's data directory, for a server with jobs.
         self.store = store
@@ -173,8 +174,8 @@ class Server:
 
     @property
     def lifespan_running(self) -> bool:
-        """Whether `running` has been entered (and not yet left) in this process."""
-        return self._running > 0
+        """Whether `running` has started the server (and not yet stopped it) in this process."""
+        return self._started
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Any]:
@@ -186,26 +187,28 @@ class Server:
         opened. Entered again while it runs (an app mounted twice), it only yields. Yields
         what the lifespan yielded.
         """
-        if self._running:
-            self._running += 1
-            try:
+        self._running += 1  # claimed before any await: a second entry only yields
+        try:
+            if self._running > 1:
                 yield self.lifespan_state
-            finally:
-                self._running -= 1
-            return
-        async with contextlib.AsyncExitStack() as stack:
-            stack.callback(self.threads.close)
-            if self.lifespan is not None:
-                self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
-                stack.callback(setattr, self, "lifespan_state", None)
-            self.jobs.lifespan = self.lifespan_state
-            await self.jobs.start_up()
-            stack.push_async_callback(self.jobs.shut_down)
-            self._running = 1
-            try:
-                yield self.lifespan_state
-            finally:
-                self._running = 0
+                return
+            async with contextlib.AsyncExitStack() as stack:
+                if self.lifespan is not None:
+                    self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
+                    stack.callback(setattr, self, "lifespan_state", None)
+                # Left after the jobs stop and before the lifespan closes: a plain `def` still
+                # running (a cancelled request's) must not outlive what it may be using.
+                stack.push_async_callback(self.threads.finish, self.jobs.shutdown_grace_seconds)
+                self.jobs.lifespan = self.lifespan_state
+                await self.jobs.start_up()
+                stack.push_async_callback(self.jobs.shut_down)
+                self._started = True
+                try:
+                    yield self.lifespan_state
+                finally:
+                    self._started = False
+        finally:
+            self._running -= 1
 
     def add_middleware(self, middleware: Middleware) -> None:
         """Run `middleware` around every request (see `herald.server.middleware`).
@@ -275,7 +278,7 @@ class Server:
 
         An `async def` may take a `JobContext` parameter; a plain `def` runs on a worker
         thread and takes a `SyncJobContext`, whose calls block instead of being awaited.
-        The function it returns JSON data (stored as the
+        The function returns JSON data (stored as the
         job's result) or calls `ctx.complete(...)` with a result it saved itself, and fails
         the job by raising `JobFailure`. With `ui`, the widget that renders the job's start
         may also poll, cancel and fetch the result: the job tools are opened to it.
@@ -421,7 +424,9 @@ class Server:
 
         def register(target: F) -> F:
             self.scopes.declare("tool", name or target.__name__, scopes)
-            if not auth:
+            if auth:
+                self.scopes.public.discard(name or target.__name__)
+            else:
                 self.scopes.public.add(name or target.__name__)
             self.registry.add_tool(
                 tool_spec(
@@ -444,6 +449,7 @@ class Server:
 
     def remove_tool(self, name: str) -> None:
         self.registry.remove_tool(name)
+        self.scopes.public.discard(name)  # a tool added again under the name starts protected
 
     def resource(
         self,

@@ -57,6 +57,8 @@ class Context:
     preflight: Any = None
     #: What the server's lifespan yielded (`Server(lifespan=...)`), or None without one.
     lifespan: Any = None
+    #: The loop the request is served on: a plain `def` tool calls from a worker thread.
+    loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     _last_progress: float | None = field(default=None, repr=False)
 
     async def report_progress(
@@ -172,8 +174,13 @@ class Context:
         Long requests use it to free a connection (SEP-1699 polling); the rest of the
         request's messages are stored and replayed. A no-op on transports without streams.
         """
-        if self.close_stream_callback is not None:
-            self.close_stream_callback()
+        callback = self.close_stream_callback
+        if callback is None:
+            return
+        if self.loop is not None and not _runs(self.loop):  # a plain `def` tool, on its thread
+            self.loop.call_soon_threadsafe(callback)
+        else:
+            callback()
 
     def job_log(self, job_id: str) -> Callable[[str, Any], None]:
         """Where a job started by this request writes its log lines: the server's log."""
@@ -188,3 +195,11 @@ class Context:
     async def checkpoint() -> None:
         """Give cancellation a chance in long CPU-bound loops."""
         await asyncio.sleep(0)
+
+
+def _runs(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether this thread is running `loop`."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

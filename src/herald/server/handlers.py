@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from herald.content import ToolResult
 from herald.protocol.cursor import paginate
 from herald.protocol.errors import AuthRequired, InvalidParams, ProtocolError, ResourceNotFound
 from herald.protocol.sealing import unseal
@@ -96,9 +97,17 @@ async def call(server: HandlerHost, function: Callable[..., Any], arguments: dic
     return value
 
 
-@functools.lru_cache(maxsize=4096)
 def is_coroutine_function(function: Callable[..., Any]) -> bool:
-    """`inspect.iscoroutinefunction`, remembered: it unwraps partials and methods on every ask."""
+    """`inspect.iscoroutinefunction`, remembered where the function can be (it unwraps
+    partials and methods on every ask)."""
+    try:
+        return _remembered_coroutine_function(function)
+    except TypeError:  # an unhashable callable (a dataclass instance, say)
+        return inspect.iscoroutinefunction(function)
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_coroutine_function(function: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(function)
 
 
@@ -118,6 +127,7 @@ def make_context(server: HandlerHost, scope: RequestScope) -> Context:
         progress_token=scope.progress_token,
         log_threshold=scope.log_threshold,
         lifespan=server.lifespan_state,
+        loop=asyncio.get_running_loop(),
     )
 
 
@@ -232,7 +242,10 @@ async def execute_tool(
     try:
         if spec.signature.from_lifespan:
             spec.signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
-        result = tool_result(await call(server, spec.function, values), wrapped=spec.wraps_result)
+        value = await call(server, spec.function, values)
+        if spec.serialize is not None and not isinstance(value, ToolResult):
+            value = spec.serialize(value)
+        result = tool_result(value, wrapped=spec.wraps_result)
     except AuthRequired as exc:
         return sign_in_result(server, str(exc), exc.scopes)
     except server.tool_error_types as exc:
@@ -248,12 +261,26 @@ async def execute_tool(
     if spec.output_validator is not None and not result.is_error:
         if result.structured is None:
             return error_result(f"Tool {name!r} declares an outputSchema but returned no structured content.")
-        if not spec.output_validator.is_valid(result.structured):  # the errors only when there are some
-            found = [error.message for error in spec.output_validator.iter_errors(result.structured)]
+        if not _fits(spec.output_validator, result.structured):  # the errors only when there are some
+            found = _misfits(spec.output_validator, result.structured)
             logger.error("tool %r returned structured content outside its outputSchema: %s", name, found)
             return error_result(f"Tool {name!r} produced output that does not match its outputSchema.")
     wire = tool_result_to_wire(result)
     return unwrapped(wire) if spec.wraps_result and Era.of(context.protocol_version).modern else wire
+
+
+def _fits(validator: Any, value: Any) -> bool:
+    try:
+        return bool(validator.is_valid(value))
+    except ValueError:  # a value that is not JSON at all (a datetime in a dict, say)
+        return False
+
+
+def _misfits(validator: Any, value: Any) -> list[str]:
+    try:
+        return [error.message for error in validator.iter_errors(value)]
+    except ValueError as exc:
+        return [str(exc)]
 
 
 def sign_in_result(server: HandlerHost, message: str, scopes: Iterable[str]) -> dict[str, Any]:

@@ -78,8 +78,6 @@ class Call:
             return f"address:{self.peer}"
         if self.owner is not None:
             return f"session:{self.owner}"
-        if self.peer is not None:
-            return f"address:{self.peer}"
         return "anonymous"
 
     def tool_error(self, message: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:

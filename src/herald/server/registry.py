@@ -48,6 +48,8 @@ class ToolSpec:
     #: 2026-07-28 lists as is (see `herald.server.signature.OutputShape`).
     wraps_result: bool = False
     value_schema: dict[str, Any] | None = None
+    #: Turns the function's value into the JSON its derived schema describes (or None).
+    serialize: Callable[[Any], Any] | None = field(default=None, compare=False)
     validator: Any = field(default=None, compare=False)
     output_validator: Any = field(default=None, compare=False)
 

@@ -17,7 +17,19 @@ __all__ = ["ANONYMOUS_METHODS", "Scopes"]
 
 #: What a request without a token may ask where some tool is public (`Scopes.anonymous_may`).
 ANONYMOUS_METHODS = frozenset(
-    {"initialize", "notifications/initialized", "ping", "server/discover", "tools/list", "tools/call"}
+    {
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        # A public tool run as a task is followed the way tasks are: each is its owner's.
+        "tasks/get",
+        "tasks/result",
+        "tasks/cancel",
+        "tasks/list",
+    }
 )
 
 
@@ -77,6 +89,16 @@ class Scopes:
         and only to discover the server and call tools (a protected tool then answers with a
         challenge the host turns into a sign-in)."""
         return bool(self.public) and method in ANONYMOUS_METHODS
+
+    def public_widgets(self, registry: Registry) -> frozenset[str]:
+        """The `ui://` documents of the public tools, which a guest's host reads to show them."""
+        uris = set()
+        for name in self.public:
+            tool = registry.tools.get(name)
+            ui = (tool.meta or {}).get("ui") if tool is not None else None
+            if isinstance(ui, Mapping) and isinstance(ui.get("resourceUri"), str):
+                uris.add(ui["resourceUri"])
+        return frozenset(uris)
 
     def needs_token(self, method: str, params: Mapping[str, Any] | None) -> bool:
         """Whether a request without a token is refused by the handler: a call of a tool that

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
-from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
+from pydantic.errors import PydanticInvalidForJsonSchema, PydanticUserError
 
 from herald.server.lifespan import FromLifespan
 
@@ -111,6 +111,9 @@ class OutputShape:
     schema: dict[str, Any]
     value_schema: dict[str, Any]
     wrapped: bool
+    #: Turns a returned value into the JSON data its schema describes (dates as strings,
+    #: models with every field); None where the value is JSON already (`str`, `int`, …).
+    serialize: Callable[[Any], Any] | None = None
 
 
 #: Return annotations that say nothing a schema could: the tool shapes its own result.
@@ -130,11 +133,13 @@ def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...]
     if isinstance(annotation, type) and issubclass(annotation, result_types):
         return None
     try:
-        value_schema = _without_titles(TypeAdapter(annotation).json_schema(mode="serialization"))
-    except (PydanticSchemaGenerationError, PydanticInvalidForJsonSchema, TypeError):
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+        value_schema = _without_titles(adapter.json_schema(mode="serialization"))
+    except (PydanticUserError, PydanticInvalidForJsonSchema, TypeError):
         return None
+    serialize = None if annotation in JSON_SCALARS else _serializer(adapter)
     if value_schema.get("type") == "object":
-        return OutputShape(value_schema, value_schema, wrapped=False)
+        return OutputShape(value_schema, value_schema, wrapped=False, serialize=serialize)
     definitions = value_schema.pop("$defs", None)
     wrapper: dict[str, Any] = {
         "type": "object",
@@ -144,7 +149,18 @@ def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...]
     if definitions is not None:
         wrapper["$defs"] = definitions
         value_schema = {**value_schema, "$defs": definitions}
-    return OutputShape(wrapper, value_schema, wrapped=True)
+    return OutputShape(wrapper, value_schema, wrapped=True, serialize=serialize)
+
+
+#: Return annotations whose values are JSON as they are.
+JSON_SCALARS: tuple[Any, ...] = (str, int, float, bool)
+
+
+def _serializer(adapter: TypeAdapter[Any]) -> Callable[[Any], Any]:
+    def serialize(value: Any) -> Any:
+        return adapter.dump_python(value, mode="json", by_alias=True)
+
+    return serialize
 
 
 def _without_titles(schema: dict[str, Any]) -> dict[str, Any]:

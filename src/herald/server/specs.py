@@ -59,6 +59,7 @@ def tool_spec(
         output_schema=output_schema if shape is None else shape.schema,
         wraps_result=shape is not None and shape.wrapped,
         value_schema=None if shape is None else shape.value_schema,
+        serialize=None if shape is None else shape.serialize,
         title=title,
         annotations=annotations,
         icons=icons,

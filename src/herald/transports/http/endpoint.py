@@ -429,12 +429,17 @@ class MCPEndpoint:
     def _check_anonymous(self, decoded: Message | Batch) -> None:
         """401 for a message without a token that asks what only a signed-in caller may."""
         assert self.gate is not None
+        scopes = self.server.scopes
         for message in decoded.items if isinstance(decoded, Batch) else (decoded,):
             method = getattr(message, "method", None)
-            if method is not None and not (
-                self.server.scopes.anonymous_may(method) or method.startswith("notifications/")
+            if method is None or scopes.anonymous_may(method) or method.startswith("notifications/"):
+                continue
+            params = getattr(message, "params", None) or {}
+            if method == "resources/read" and params.get("uri") in scopes.public_widgets(
+                self.server.registry
             ):
-                raise self.gate.refuse_anonymous(method)
+                continue  # a public tool's widget, which the guest's host shows its results in
+            raise self.gate.refuse_anonymous(method)
 
     def _check_scopes(self, decoded: Message | Batch, principal: Principal) -> None:
         """403 before anything runs when the token lacks a scope what the message asks for needs."""
