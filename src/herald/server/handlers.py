@@ -26,6 +26,7 @@ from herald.protocol.sealing import unseal
 from herald.protocol.validation import MAX_JSON_DEPTH, nested_deeper_than
 from herald.protocol.versions import (
     ARGUMENT_ERRORS_AS_RESULTS_SINCE,
+    MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
     Era,
     is_at_least,
@@ -242,7 +243,7 @@ async def execute_tool(
     try:
         if spec.signature.from_lifespan:
             spec.signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
-        value = await call(server, spec.function, values)
+        value = await (spec.function(**values) if spec.is_async else call(server, spec.function, values))
         if spec.serialize is not None and not isinstance(value, ToolResult):
             value = spec.serialize(value)
         result = tool_result(value, wrapped=spec.wraps_result)
@@ -258,7 +259,9 @@ async def execute_tool(
     except Exception:
         logger.exception("tool %r raised", name)
         return error_result(f"Tool {name!r} failed with an internal error.")
-    if spec.output_validator is not None and not result.is_error:
+    # A `-> str` (int, float, bool) tool that returned exactly that fits its wrapped schema.
+    fits_by_type = spec.scalar is not None and type(value) is spec.scalar
+    if spec.output_validator is not None and not result.is_error and not fits_by_type:
         if result.structured is None:
             return error_result(f"Tool {name!r} declares an outputSchema but returned no structured content.")
         if not _fits(spec.output_validator, result.structured):  # the errors only when there are some
@@ -266,7 +269,8 @@ async def execute_tool(
             logger.error("tool %r returned structured content outside its outputSchema: %s", name, found)
             return error_result(f"Tool {name!r} produced output that does not match its outputSchema.")
     wire = tool_result_to_wire(result)
-    return unwrapped(wire) if spec.wraps_result and Era.of(context.protocol_version).modern else wire
+    # The version's set, not `Era.of(...)`: this runs once per call, and the enum costs more.
+    return unwrapped(wire) if spec.wraps_result and context.protocol_version in MODERN_VERSIONS else wire
 
 
 def _fits(validator: Any, value: Any) -> bool:

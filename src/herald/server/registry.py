@@ -7,6 +7,7 @@ listeners which list changed, so connections can send `list_changed` where decla
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -50,12 +51,17 @@ class ToolSpec:
     value_schema: dict[str, Any] | None = None
     #: Turns the function's value into the JSON its derived schema describes (or None).
     serialize: Callable[[Any], Any] | None = field(default=None, compare=False)
+    #: The return annotation when it is a JSON scalar, whose exact values need no output check.
+    scalar: type | None = None
+    #: Whether the function is a coroutine function (awaited on the loop), asked once.
+    is_async: bool = field(default=False, compare=False, init=False)
     validator: Any = field(default=None, compare=False)
     output_validator: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Compiled once at registration: every call is validated, so it must be cheap.
         object.__setattr__(self, "validator", jsonschema_rs.validator_for(self.input_schema))
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.function))
         if self.output_schema is not None:
             object.__setattr__(self, "output_validator", jsonschema_rs.validator_for(self.output_schema))
 

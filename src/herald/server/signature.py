@@ -114,6 +114,8 @@ class OutputShape:
     #: Turns a returned value into the JSON data its schema describes (dates as strings,
     #: models with every field); None where the value is JSON already (`str`, `int`, …).
     serialize: Callable[[Any], Any] | None = None
+    #: The annotation when it is a JSON scalar (`str`, …): a value of exactly that type needs no check.
+    scalar: type | None = None
 
 
 #: Return annotations that say nothing a schema could: the tool shapes its own result.
@@ -149,7 +151,8 @@ def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...]
     if definitions is not None:
         wrapper["$defs"] = definitions
         value_schema = {**value_schema, "$defs": definitions}
-    return OutputShape(wrapper, value_schema, wrapped=True, serialize=serialize)
+    scalar = annotation if annotation in JSON_SCALARS else None
+    return OutputShape(wrapper, value_schema, wrapped=True, serialize=serialize, scalar=scalar)
 
 
 #: Return annotations whose values are JSON as they are.

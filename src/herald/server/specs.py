@@ -60,6 +60,7 @@ def tool_spec(
         wraps_result=shape is not None and shape.wrapped,
         value_schema=None if shape is None else shape.value_schema,
         serialize=None if shape is None else shape.serialize,
+        scalar=None if shape is None else shape.scalar,
         title=title,
         annotations=annotations,
         icons=icons,
