@@ -104,6 +104,9 @@ class Server:
         self.job_store_chosen = False
         #: What runs around every request, outermost first (`add_middleware`).
         self.middleware: list[Middleware] = []
+        #: Set by a transport when the process begins to stop (SIGTERM): `/readyz` says 503
+        #: from then on, so a load balancer sends its requests elsewhere while it drains.
+        self.draining = False
         # Seals requestState of multi-round requests; replicas must share it: HERALD_STATE_KEY,
         # or else the key of the session store they share (then `state_key_configured` is False).
         configured = state_key or _configured_state_key()

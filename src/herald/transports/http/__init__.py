@@ -8,6 +8,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -28,6 +29,7 @@ from herald.stores.sessions import SessionStore
 from herald.transports.http.auth import Gate
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
+from herald.transports.http.health import health_routes
 from herald.transports.http.page import FrontDoor
 from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
@@ -111,6 +113,7 @@ def create_app(
     routes = [
         Route(path, endpoint, methods=["GET", "POST", "DELETE"]) for path in endpoint_paths(config.path)
     ]
+    routes += health_routes(server)
     if config.auth is not None:
         routes += metadata_routes(config.auth)
     app = McpApp(
@@ -201,6 +204,13 @@ def run_http(
     settings = uvicorn.Config(app, **uvicorn_settings(config or HttpConfig(), host=host, port=port))
     served = uvicorn.Server(settings)
     logging.getLogger("uvicorn.error").addFilter(_StreamsEndedAtShutdown(served))
+    stop = served.handle_exit
+
+    def draining(sig: int, frame: FrameType | None) -> None:  # `/readyz` says 503 from the first signal on
+        server.draining = True
+        stop(sig, frame)
+
+    served.handle_exit = draining  # type: ignore[method-assign]
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
         served.run(sockets=[sock] if sock is not None else None)
     if not served.started:
