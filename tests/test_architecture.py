@@ -107,7 +107,7 @@ def herald_imports(path: Path, prefix: str = "herald") -> set[str]:
 
 
 #: Layer-neutral helpers every layer may use.
-SHARED = {"herald.listeners", "herald.taskgroup", "herald.private_files", "herald.extras"}
+SHARED = {"herald.listeners", "herald.taskgroup", "herald.private_files", "herald.extras", "herald.logs"}
 
 
 def layer_of(module: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.messages import INITIALIZE, INITIALIZED
 from tests.servers import REPO
 
 pytestmark = pytest.mark.slow  # builds wheels and a virtual environment
@@ -76,17 +77,8 @@ def test_herald_alone_serves_the_readme_server(tmp_path: Path) -> None:
     server = tmp_path / "server.py"
     server.write_text(first_server_of_the_readme())
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        INITIALIZE,
+        INITIALIZED,
         {
             "jsonrpc": "2.0",
             "id": 2,

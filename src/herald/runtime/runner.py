@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import orjson
 
+import herald.logs
 from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
 from herald.jobs.record import JobRecord
@@ -267,6 +268,8 @@ class JobRunner:
         task.add_done_callback(forget)
 
     async def _run(self, admitted: _Admission) -> None:
+        if herald.logs.wanted:  # this task's own context: lines the job logs name it
+            herald.logs.JOB.set(admitted.job_id)
         ending = await self._work(admitted)
         while isinstance(ending, _AfterStoreError):
             ending = await self._resume_after_store_error(admitted)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import herald.logs
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
 from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch
@@ -266,6 +267,8 @@ class Connection:
                 peer=self.peer,
             )
         request_id = received.request.id
+        if herald.logs.wanted:  # this task's own context: lines it logs name the request
+            herald.logs.REQUEST.set((request_id, self.owner_id or None))
         try:
             reply = await respond(self.server, scope)
         except asyncio.CancelledError:

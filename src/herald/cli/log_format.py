@@ -1,0 +1,19 @@
+"""`--log-format text|json`, as `herald run`, `giftgenius serve` and `giftgenius worker` take it."""
+
+from __future__ import annotations
+
+import enum
+import logging
+
+
+class LogFormatChoice(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+def use_log_format(choice: LogFormatChoice) -> None:
+    """JSON lines on stderr from INFO up, when asked; text stays as the process had it."""
+    if choice is LogFormatChoice.json:
+        from herald.logs import configure
+
+        configure("json", logging.INFO)
