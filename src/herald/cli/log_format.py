@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import enum
 import logging
+from typing import Annotated
+
+import typer
 
 
 class LogFormatChoice(enum.StrEnum):
     text = "text"
     json = "json"
+
+
+#: The option itself, as each of those commands declares it.
+LogFormatOption = Annotated[
+    LogFormatChoice,
+    typer.Option(help="text for a terminal, or json: one object a line, for a log collector."),
+]
 
 
 def use_log_format(choice: LogFormatChoice) -> None:

@@ -15,7 +15,7 @@ import typer
 
 from herald.cli.checks import bind
 from herald.cli.loading import load_server, server_file
-from herald.cli.log_format import LogFormatChoice, use_log_format
+from herald.cli.log_format import LogFormatChoice, LogFormatOption, use_log_format
 from herald.cli.problems import UserError
 
 if TYPE_CHECKING:
@@ -49,10 +49,7 @@ def run(
         ),
     ] = None,
     reload: Annotated[bool, typer.Option(help="With --http: restart when a file changes.")] = False,
-    log_format: Annotated[
-        LogFormatChoice,
-        typer.Option(help="text for a terminal, or json: one object a line, for a log collector."),
-    ] = LogFormatChoice.text,
+    log_format: LogFormatOption = LogFormatChoice.text,
     quiet: Annotated[bool, typer.Option(help="Say nothing at start.")] = False,
     no_worker: Annotated[bool, typer.Option("--no-worker", hidden=True)] = False,
 ) -> None:

@@ -40,7 +40,7 @@ from herald.server.middleware import Middleware
 from herald.server.notifications import Notifications
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
 from herald.server.scopes import Scopes
-from herald.server.signature import parameter_of_type, read_signature
+from herald.server.signature import Signature, parameter_of_type, read_signature
 from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
 from herald.server.tasks import TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
@@ -296,12 +296,13 @@ class Server:
             tool_name = name or target.__name__
             self.scopes.declare("tool", tool_name, scopes)
             context_name = job_context_parameter(target)
+            signature = read_signature(target, (JobContext, SyncJobContext))
             run = (
                 target
                 if inspect.iscoroutinefunction(target)
                 else threaded_job(target, context_name, self.threads)
             )
-            run = self._filled_from_lifespan(target, run)
+            run = self._filled_from_lifespan(signature, run)
             self.jobs.add_function(tool_name, JobFunction(run, context_name, resumable))
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
@@ -310,7 +311,7 @@ class Server:
             self.registry.add_tool(
                 job_tool(
                     self,
-                    target,
+                    signature,
                     run,
                     name=tool_name,
                     description=description or docstring(target) or tool_name,
@@ -323,11 +324,8 @@ class Server:
 
         return register(function) if function is not None else register
 
-    def _filled_from_lifespan(
-        self, target: Callable[..., Any], run: Callable[..., Any]
-    ) -> Callable[..., Any]:
+    def _filled_from_lifespan(self, signature: Signature, run: Callable[..., Any]) -> Callable[..., Any]:
         """`run`, given the job's `FromLifespan` parameters where it runs (on whatever worker)."""
-        signature = read_signature(target, (JobContext, SyncJobContext))
         if not signature.from_lifespan:
             return run
 
@@ -426,11 +424,12 @@ class Server:
         """
 
         def register(target: F) -> F:
-            self.scopes.declare("tool", name or target.__name__, scopes)
+            tool_name = name or target.__name__
+            self.scopes.declare("tool", tool_name, scopes)
             if auth:
-                self.scopes.public.discard(name or target.__name__)
+                self.scopes.public.discard(tool_name)
             else:
-                self.scopes.public.add(name or target.__name__)
+                self.scopes.public.add(tool_name)
             self.registry.add_tool(
                 tool_spec(
                     target,

@@ -240,13 +240,15 @@ async def execute_tool(
         return error_result(f"Invalid arguments for tool {name!r}: {exc}")
     if spec.signature.context_parameter is not None:
         values[spec.signature.context_parameter] = context
+    shape = spec.shape
     try:
         if spec.signature.from_lifespan:
             spec.signature.with_lifespan(values, server.lifespan_state, server.lifespan_running)
         value = await (spec.function(**values) if spec.is_async else call(server, spec.function, values))
-        if spec.serialize is not None and not isinstance(value, ToolResult):
-            value = spec.serialize(value)
-        result = tool_result(value, wrapped=spec.wraps_result)
+        if shape is not None and shape.serialize is not None and not isinstance(value, ToolResult):
+            result = tool_result(shape.serialize(value), wrapped=shape.wrapped, json_ready=True)
+        else:
+            result = tool_result(value, wrapped=shape is not None and shape.wrapped)
     except AuthRequired as exc:
         return sign_in_result(server, str(exc), exc.scopes)
     except server.tool_error_types as exc:
@@ -260,7 +262,7 @@ async def execute_tool(
         logger.exception("tool %r raised", name)
         return error_result(f"Tool {name!r} failed with an internal error.")
     # A `-> str` (int, float, bool) tool that returned exactly that fits its wrapped schema.
-    fits_by_type = spec.scalar is not None and type(value) is spec.scalar
+    fits_by_type = shape is not None and shape.scalar is not None and type(value) is shape.scalar
     if spec.output_validator is not None and not result.is_error and not fits_by_type:
         if result.structured is None:
             return error_result(f"Tool {name!r} declares an outputSchema but returned no structured content.")
@@ -270,7 +272,8 @@ async def execute_tool(
             return error_result(f"Tool {name!r} produced output that does not match its outputSchema.")
     wire = tool_result_to_wire(result)
     # The version's set, not `Era.of(...)`: this runs once per call, and the enum costs more.
-    return unwrapped(wire) if spec.wraps_result and context.protocol_version in MODERN_VERSIONS else wire
+    bare = shape is not None and shape.wrapped and context.protocol_version in MODERN_VERSIONS
+    return unwrapped(wire) if bare else wire
 
 
 def _fits(validator: Any, value: Any) -> bool:

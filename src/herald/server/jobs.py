@@ -1,6 +1,6 @@
 """The server side of jobs: the tools that start them and the ones that follow them.
 
-`@server.job` turns an async function into a tool that answers at once with a job id;
+`@server.job` turns a function into a tool that answers at once with a job id;
 the job runtime (`herald.runtime`) runs the function in the background with a
 `JobContext`, and every change goes through `JobService`, so the job's events are stored
 before anyone sees them. Alongside the job tools the server offers `get_job_status` (a
@@ -31,15 +31,14 @@ from herald.jobs.record import JobRecord
 from herald.jobs.service import ExpiredJob, UnknownJob
 from herald.protocol.cursor import decode_cursor, encode_cursor
 from herald.protocol.errors import InvalidParams
-from herald.runtime.context import RESULT_TEMPLATE, JobContext
+from herald.runtime.context import RESULT_TEMPLATE
 from herald.runtime.jobs import Jobs
 from herald.runtime.runner import ShuttingDown
-from herald.runtime.threaded import SyncJobContext
 from herald.server.admission import Admission
 from herald.server.context import Context
 from herald.server.principal import Principal, viewer
 from herald.server.registry import Registry, ToolSpec
-from herald.server.signature import read_signature
+from herald.server.signature import Signature
 from herald.server.specs import resource_spec, template_spec, tool_spec
 from herald.server.widgets import ToolUI, app_only, merge_meta
 
@@ -109,7 +108,7 @@ JOB_TOOL_OUTPUT_SCHEMA: dict[str, Any] = {
 
 def job_tool(
     server: JobHost,
-    function: Callable[..., Any],
+    signature: Signature,
     run: Callable[..., Any],
     *,
     name: str,
@@ -118,8 +117,7 @@ def job_tool(
     annotations: dict[str, Any] | None,
     meta: dict[str, Any] | None,
 ) -> ToolSpec:
-    """The tool that starts a job of `function`, run by `run` (itself, or its thread runner)."""
-    signature = read_signature(function, (JobContext, SyncJobContext))
+    """The tool that starts a job run by `run`, whose function's arguments `signature` reads."""
     job_context_name = signature.context_parameter
 
     async def start(**values: Any) -> ToolResult:

@@ -18,7 +18,7 @@ import jsonschema_rs
 
 from herald.listeners import Listeners
 from herald.protocol.versions import Era
-from herald.server.signature import Signature
+from herald.server.signature import OutputShape, Signature
 
 ListKind = Literal["tools", "resources", "prompts"]
 Completer = Callable[[str], "list[str] | Awaitable[list[str]]"]
@@ -44,15 +44,9 @@ class ToolSpec:
     task_preflight: Callable[..., Any] | None = None
     #: A `@server.job` tool: it starts a job itself, which is then also its task.
     starts_job: bool = False
-    #: The function's value goes under `"result"` in the handshake era, whose
-    #: `structuredContent` must be an object; `value_schema` is the value's own, which
-    #: 2026-07-28 lists as is (see `herald.server.signature.OutputShape`).
-    wraps_result: bool = False
-    value_schema: dict[str, Any] | None = None
-    #: Turns the function's value into the JSON its derived schema describes (or None).
-    serialize: Callable[[Any], Any] | None = field(default=None, compare=False)
-    #: The return annotation when it is a JSON scalar, whose exact values need no output check.
-    scalar: type | None = None
+    #: What the return annotation says of the structured content, when the output schema
+    #: was derived from it (not given): wrapping, the value's own schema, its serializer.
+    shape: OutputShape | None = field(default=None, compare=False)
     #: Whether the function is a coroutine function (awaited on the loop), asked once.
     is_async: bool = field(default=False, compare=False, init=False)
     validator: Any = field(default=None, compare=False)
@@ -68,8 +62,9 @@ class ToolSpec:
     def to_wire(self, era: Era = Era.HANDSHAKE) -> dict[str, Any]:
         tool: dict[str, Any] = {"name": self.name, "inputSchema": self.input_schema}
         if self.output_schema is not None:
-            modern_value = self.wraps_result and era.modern
-            tool["outputSchema"] = self.value_schema if modern_value else self.output_schema
+            shape = self.shape
+            bare = shape is not None and shape.wrapped and era.modern  # 2026-07-28: the value's own
+            tool["outputSchema"] = shape.value_schema if shape is not None and bare else self.output_schema
         if self.task_support is not None:
             tool["execution"] = {"taskSupport": self.task_support}
         return _with_descriptors(tool, self)

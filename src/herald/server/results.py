@@ -14,12 +14,13 @@ import orjson
 from herald.content import PromptResult, ToolResult, message, text, to_json_value
 
 
-def tool_result(value: Any, *, wrapped: bool = False) -> ToolResult:
+def tool_result(value: Any, *, wrapped: bool = False, json_ready: bool = False) -> ToolResult:
     """The result of a tool that returned `value`.
 
     The text content stands on its own (a string as it is, anything else as JSON); an
     object is also the structured content, and so is any other value when its tool
     declares it `wrapped` under `"result"` (see `herald.server.signature.OutputShape`).
+    `json_ready`: `value` is JSON data already (its shape serialized it), not walked again.
     """
     if isinstance(value, ToolResult):
         return value
@@ -29,7 +30,7 @@ def tool_result(value: Any, *, wrapped: bool = False) -> ToolResult:
         return ToolResult([text(value)], structured={"result": value} if wrapped else None)
     if _is_content_list(value) and not wrapped:
         return ToolResult(list(value))
-    data = to_json_value(value)
+    data = value if json_ready else to_json_value(value)
     content = [text(orjson.dumps(data).decode())]
     if wrapped:
         return ToolResult(content, structured={"result": data})

@@ -119,7 +119,9 @@ class OutputShape:
 
 
 #: Return annotations that say nothing a schema could: the tool shapes its own result.
-UNDESCRIBED: tuple[Any, ...] = (Any, object, type(None), None, list[dict[str, Any]])
+UNDESCRIBED: tuple[Any, ...] = (Any, object, type(None), None)
+#: herald's content blocks, which a tool returns as its result's content, not as a value.
+CONTENT_BLOCKS: Any = list[dict[str, Any]]
 
 
 def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...] = ()) -> OutputShape | None:
@@ -130,7 +132,7 @@ def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...]
     pydantic cannot describe.
     """
     annotation: Any = typing.get_type_hints(function).get("return")
-    if any(annotation is undescribed for undescribed in UNDESCRIBED) or annotation == list[dict[str, Any]]:
+    if any(annotation is undescribed for undescribed in UNDESCRIBED) or annotation == CONTENT_BLOCKS:
         return None
     if isinstance(annotation, type) and issubclass(annotation, result_types):
         return None
@@ -139,7 +141,8 @@ def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...]
         value_schema = _without_titles(adapter.json_schema(mode="serialization"))
     except (PydanticUserError, PydanticInvalidForJsonSchema, TypeError):
         return None
-    serialize = None if annotation in JSON_SCALARS else _serializer(adapter)
+    scalar = annotation if annotation in JSON_SCALARS else None
+    serialize = None if scalar is not None else _serializer(adapter)  # a scalar is JSON as it is
     if value_schema.get("type") == "object":
         return OutputShape(value_schema, value_schema, wrapped=False, serialize=serialize)
     definitions = value_schema.pop("$defs", None)
@@ -151,7 +154,6 @@ def output_shape_of(function: Callable[..., Any], result_types: tuple[type, ...]
     if definitions is not None:
         wrapper["$defs"] = definitions
         value_schema = {**value_schema, "$defs": definitions}
-    scalar = annotation if annotation in JSON_SCALARS else None
     return OutputShape(wrapper, value_schema, wrapped=True, serialize=serialize, scalar=scalar)
 
 

@@ -19,7 +19,7 @@ import typer
 
 from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_duration
 from herald.cli.checks import ALL_INTERFACES, bind, shown_host, writable
-from herald.cli.log_format import LogFormatChoice, use_log_format
+from herald.cli.log_format import LogFormatChoice, LogFormatOption, use_log_format
 from herald.cli.problems import UserError
 
 if TYPE_CHECKING:
@@ -216,10 +216,7 @@ def serve(
             rich_help_panel="Authentication",
         ),
     ] = None,
-    log_format: Annotated[
-        LogFormatChoice,
-        typer.Option(help="text for a terminal, or json: one object a line, for a log collector."),
-    ] = LogFormatChoice.text,
+    log_format: LogFormatOption = LogFormatChoice.text,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -420,10 +417,7 @@ def worker(
         str, typer.Option(help="Forget ended jobs this long after they ended (e.g. 7d, 12h).")
     ] = DEFAULT_RETENTION,
     shutdown_grace: ShutdownGrace = DEFAULT_SHUTDOWN_GRACE_SECONDS,
-    log_format: Annotated[
-        LogFormatChoice,
-        typer.Option(help="text for a terminal, or json: one object a line, for a log collector."),
-    ] = LogFormatChoice.text,
+    log_format: LogFormatOption = LogFormatChoice.text,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Run GiftGenius jobs that `serve` processes queue in a shared store, until stopped (Ctrl-C)."""
