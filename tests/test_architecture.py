@@ -73,6 +73,9 @@ ALLOWED = {
     "herald.jobs": {"herald.jobs"},
     "herald.client": {"herald.protocol", "herald.client", "herald.jobs"},
     "herald.content": set(),
+    # Traces and metrics: OpenTelemetry behind verbs every layer may call. It knows no
+    # message type, no job and no store, so that each layer can report through it.
+    "herald.telemetry": {"herald.telemetry"},
     # The official Python SDK's client, taught job events: the client's tracker, the event
     # types, and the extension's wire names that `herald.server.jobs` declares.
     "herald.sdk": {"herald.client", "herald.jobs", "herald.server"},
@@ -107,7 +110,14 @@ def herald_imports(path: Path, prefix: str = "herald") -> set[str]:
 
 
 #: Layer-neutral helpers every layer may use.
-SHARED = {"herald.listeners", "herald.taskgroup", "herald.private_files", "herald.extras", "herald.logs"}
+SHARED = {
+    "herald.listeners",
+    "herald.taskgroup",
+    "herald.private_files",
+    "herald.extras",
+    "herald.logs",
+    "herald.telemetry",
+}
 
 
 def layer_of(module: str) -> str:

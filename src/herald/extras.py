@@ -2,7 +2,7 @@
 
 `pip install herald` is the runtime alone: enough to serve stdio and Streamable HTTP.
 The rest comes with extras (`herald[redis]`, `herald[auth]`, `herald[cli]`,
-`herald[client]`, `herald[record]`, or `herald[all]`), and where code needs one that is
+`herald[client]`, `herald[record]`, `herald[otel]`, or `herald[all]`), and where code needs one that is
 not installed, `needs` turns the `ModuleNotFoundError` into `MissingExtra`, whose message
 says which extra to install and for what, instead of a traceback about a module a user
 never asked for by name.
@@ -24,6 +24,7 @@ EXTRAS: dict[str, frozenset[str]] = {
     "redis": frozenset({"redis"}),
     "cli": frozenset({"typer", "rich", "httpx"}),
     "record": frozenset({"aiohttp"}),
+    "otel": frozenset({"opentelemetry", "prometheus_client"}),
 }
 
 

@@ -3,8 +3,9 @@ a line, `--log-format json`), with the request, session and job they are about.
 
 A JSON line holds `time` (UTC, ISO 8601), `level`, `logger` and `message`, then
 `request_id` and `session` when the line was logged while a request was served, `job_id`
-while a job ran, and `error` (the exception's type and text) with `traceback` when there
-was one. Collectors (Loki, Elasticsearch, CloudWatch) read the fields as they are.
+while a job ran, `trace_id` and `span_id` inside a span (with `herald.telemetry` on), and
+`error` (the exception's type and text) with `traceback` when there was one. Collectors
+(Loki, Elasticsearch, CloudWatch) read the fields as they are.
 
 The request and job are context variables set where each is served. They are set only
 once `configure` asked for JSON (`wanted`), so a text-logging server pays one flag check
@@ -21,6 +22,8 @@ from contextvars import ContextVar
 from typing import Any, Final, Literal
 
 import orjson
+
+import herald.telemetry
 
 __all__ = ["JOB", "REQUEST", "JsonFormatter", "LogFormat", "configure", "wanted"]
 
@@ -56,6 +59,9 @@ class JsonFormatter(logging.Formatter):
         job = JOB.get()
         if job is not None:
             line["job_id"] = job
+        traced = herald.telemetry.trace_ids()
+        if traced is not None:
+            line["trace_id"], line["span_id"] = traced
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             line["error"] = f"{type(error).__name__}: {error}"

@@ -8,6 +8,7 @@ stdio client's conversation cannot outlive a restart, so it needs `--http`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +18,7 @@ from herald.cli.checks import bind
 from herald.cli.loading import load_server, server_file
 from herald.cli.log_format import LogFormatChoice, LogFormatOption, use_log_format
 from herald.cli.problems import UserError
+from herald.cli.telemetry import MetricsOption, MetricsPathOption, use_telemetry
 
 if TYPE_CHECKING:
     from herald.transports.http import HttpConfig
@@ -50,6 +52,8 @@ def run(
     ] = None,
     reload: Annotated[bool, typer.Option(help="With --http: restart when a file changes.")] = False,
     log_format: LogFormatOption = LogFormatChoice.text,
+    metrics: MetricsOption = False,
+    metrics_path: MetricsPathOption = "/metrics",
     quiet: Annotated[bool, typer.Option(help="Say nothing at start.")] = False,
     no_worker: Annotated[bool, typer.Option("--no-worker", hidden=True)] = False,
 ) -> None:
@@ -63,10 +67,15 @@ def run(
     if not path.startswith("/"):
         raise UserError(f"--path {path!r} must start with /", "e.g. --path /mcp")
     checked_store(store)
+    if metrics and not http:
+        raise UserError("--metrics needs --http", "Prometheus scrapes an HTTP server; stdio has none.")
     if allow_host:
         os.environ[RELOAD_HOSTS] = ",".join(allow_host)
     config = _config(path)  # a host name that could never match is said now
     server = load_server(file)  # a mistake in the file is said now, reloading or not
+    served_metrics = use_telemetry(server.name, metrics, metrics_path)
+    if served_metrics is not None:
+        config = dataclasses.replace(config, metrics_path=served_metrics)
     if reload:
         _run_reloading(str(file), host, port, path, store)
         return

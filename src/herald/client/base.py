@@ -20,6 +20,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
+import herald.telemetry
 from herald.client.tracking import JobEventTracker
 from herald.jobs.events import JobEvent
 from herald.protocol.messages import JSONObject
@@ -52,6 +53,10 @@ class ConnectionLost(ConnectionError):
     A request that raises it may or may not have been carried out; `job_events` only
     repeats requests that are safe to repeat (`get_job_status`).
     """
+
+
+def _server_refusal(failed: BaseException) -> tuple[int, str] | None:
+    return (failed.code, failed.message) if isinstance(failed, ServerError) else None
 
 
 class JobTrackingError(Exception):
@@ -87,7 +92,7 @@ class Client(abc.ABC):
     # -- what a transport provides ---------------------------------------------------------------
 
     @abc.abstractmethod
-    async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
+    async def _request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         """Send a request and return its result; `ServerError` or `ConnectionLost` otherwise."""
 
     @abc.abstractmethod
@@ -95,6 +100,25 @@ class Client(abc.ABC):
         """Open a fresh connection, complete the era's opening (initialize or discover), return its result."""
 
     # -- shared behaviour -------------------------------------------------------------------------
+
+    async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
+        """Send a request and return its result; `ServerError` or `ConnectionLost` otherwise.
+
+        While telemetry is on (`herald.telemetry`), in a CLIENT span whose context goes in
+        the request's `params._meta`, so that the server's span joins the caller's trace.
+        """
+        telemetry = herald.telemetry.active
+        if telemetry is None:
+            return await self._request(method, params)
+        attributes: dict[str, Any] = {"mcp.method.name": method}
+        name = (params or {}).get("name")
+        if method == "tools/call" and isinstance(name, str):
+            attributes |= {"gen_ai.tool.name": name, "gen_ai.operation.name": "execute_tool"}
+        elif method == "prompts/get" and isinstance(name, str):
+            attributes["gen_ai.prompt.name"] = name
+        return await telemetry.request(
+            method, params, attributes, lambda sent: self._request(method, sent), _server_refusal
+        )
 
     async def call_tool(self, name: str, arguments: JSONObject | None = None) -> JSONObject:
         return await self.request("tools/call", {"name": name, "arguments": arguments or {}})

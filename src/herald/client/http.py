@@ -124,7 +124,7 @@ class HttpClient(Client):
 
     # -- requests -------------------------------------------------------------------------------------
 
-    async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
+    async def _request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         if self.modern:
             params = with_envelope(params, capabilities={}, client_info=CLIENT_INFO)
         request_id = next(self._ids)

@@ -130,7 +130,7 @@ class StdioClient(Client):
             raise ConnectionLost(f"cannot start the server: {exc}") from exc
         self._reader = self._tasks.create_task(self._read(self.process))
 
-    async def request(self, method: str, params: JSONObject | None = None) -> JSONObject:
+    async def _request(self, method: str, params: JSONObject | None = None) -> JSONObject:
         request_id = next(self._ids)
         if self.modern:
             params = with_envelope(params, capabilities={}, client_info=CLIENT_INFO)

@@ -41,6 +41,9 @@ class JobRecord:
     #: How long the job is kept once it has ended (an MCP task's ttl); None: the store's default.
     retain_seconds: float | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
+    #: The trace context of the call that created the job (`traceparent`, …), where telemetry
+    #: was on: whichever worker runs the job reports its run in that trace.
+    trace_context: dict[str, str] | None = None
 
     @property
     def state(self) -> JobState:

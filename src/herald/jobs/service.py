@@ -25,10 +25,12 @@ import collections
 import dataclasses
 import logging
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import herald.telemetry
 from herald.jobs.events import TERMINAL_KINDS, JobEvent, timestamp
 from herald.jobs.machine import IllegalTransition, JobInput, Outcome, apply
 from herald.jobs.record import JobRecord
@@ -222,8 +224,10 @@ class JobService:
             worker=None if queued else self.worker_id,
             retain_seconds=retain_seconds,
         )
+        if (telemetry := herald.telemetry.active) is not None:
+            job.trace_context = telemetry.carrier() or None  # the call's: its run joins that trace
         event = JobEvent(job.job_id, 1, "created", now, {"tool": tool, "status": "pending"})
-        await self._store.create(job, event)
+        await self._stored(self._store.create(job, event))
         self._written[job.job_id] = dataclasses.replace(job)
         self._announce(job, event)
         return job
@@ -302,7 +306,7 @@ class JobService:
         else:
             return None
         try:
-            await self._store.record(claimed, event)
+            await self._stored(self._store.record(claimed, event))
         except JobChanged:
             return None
         behind = self._behind.get(job.job_id)
@@ -376,7 +380,7 @@ class JobService:
                     self._write_behind(job, event)  # its writer stores and tells it
                     break
                 try:
-                    await self._store.record(job, event)
+                    await self._stored(self._store.record(job, event))
                 except JobChanged:
                     continue  # another process wrote first: decide again on what it wrote
                 break
@@ -417,7 +421,7 @@ class JobService:
             while behind.gathering:
                 chain, behind.gathering = behind.gathering, []
                 try:
-                    await self._store.record_chain(chain)
+                    await self._stored(self._store.record_chain(chain), len(chain))
                 except Exception as refused:  # the next change of the job deals with it
                     behind.failure, refused_one = refused, True
                     behind.gathering.clear()
@@ -450,9 +454,22 @@ class JobService:
         if failure is not None and not isinstance(failure, JobChanged):
             raise failure
 
+    @staticmethod
+    async def _stored(writing: Awaitable[None], events: int = 1) -> None:
+        """Await a store write; while telemetry is on, measure it and count its events."""
+        telemetry = herald.telemetry.active
+        if telemetry is None:
+            await writing
+            return
+        started = time.perf_counter()
+        await writing
+        telemetry.store_written(time.perf_counter() - started, events)
+
     def _announce(self, job: JobRecord, event: JobEvent) -> None:
         if event.sequence <= self._told.get(job.job_id, 0):
             return  # told already (a hint of this process's own write, or a repeated one)
+        if (telemetry := herald.telemetry.active) is not None:
+            telemetry.job_event(job.job_id, event.kind, event.payload, event.kind in TERMINAL_KINDS)
         self._told[job.job_id] = event.sequence
         self._told.move_to_end(job.job_id)
         if event.kind in TERMINAL_KINDS:

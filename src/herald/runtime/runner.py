@@ -24,9 +24,10 @@ from typing import Any, Final
 import orjson
 
 import herald.logs
+import herald.telemetry
 from herald.jobs.events import JobEvent
 from herald.jobs.machine import IllegalTransition
-from herald.jobs.record import JobRecord
+from herald.jobs.record import JobRecord, epoch_seconds
 from herald.jobs.service import (
     RESUMED_AFTER_STORE_ERROR,
     STORE_ERROR,
@@ -112,7 +113,7 @@ ENDED_ELSEWHERE = frozenset({"cancelled", "failed"})
 class _Admission:
     """A launched job: what its task runs, and how it may end."""
 
-    job_id: str
+    job: JobRecord
     function: Callable[..., Any]
     values: dict[str, Any]
     context_name: str | None
@@ -124,6 +125,10 @@ class _Admission:
     resumable: bool = False
     #: How often this run went on after a store error.
     resumes: int = 0
+
+    @property
+    def job_id(self) -> str:
+        return self.job.job_id
 
 
 class JobRunner:
@@ -240,7 +245,7 @@ class JobRunner:
         found = self.functions.get(job.tool)
         resumable = found is not None and found.resumable and found.function is function
         self._queue[job.job_id] = _Admission(
-            job.job_id, function, values, context_name, context, log, claimed, resumable
+            job, function, values, context_name, context, log, claimed, resumable
         )
         self._admit()
 
@@ -270,12 +275,23 @@ class JobRunner:
     async def _run(self, admitted: _Admission) -> None:
         if herald.logs.wanted:  # this task's own context: lines the job logs name it
             herald.logs.JOB.set(admitted.job_id)
-        ending = await self._work(admitted)
-        while isinstance(ending, _AfterStoreError):
-            ending = await self._resume_after_store_error(admitted)
-        admitted.context.ending = True
-        if ending is not None:
-            await self._settle(admitted.job_id, ending)
+        telemetry = herald.telemetry.active
+        if telemetry is not None:  # this task's own context: the span is current for the run
+            job, resumed = admitted.job, admitted.context.resumed
+            waited = None if resumed else time.time() - epoch_seconds(job.created_at)
+            telemetry.job_run_started(
+                job.job_id, job.tool, job.trace_context, resumed=resumed, queued_seconds=waited
+            )
+        try:
+            ending = await self._work(admitted)
+            while isinstance(ending, _AfterStoreError):
+                ending = await self._resume_after_store_error(admitted)
+            admitted.context.ending = True
+            if ending is not None:
+                await self._settle(admitted.job_id, ending)
+        finally:
+            if telemetry is not None:
+                telemetry.job_run_ended(admitted.job_id)
 
     async def _work(self, admitted: _Admission) -> Ending | _AfterStoreError | None:
         """Run the function; the ending still to record, or None when there is nothing to record."""
@@ -473,6 +489,8 @@ class JobRunner:
         of the stopped workers' jobs it took over or failed."""
         if self.takes_jobs:
             self._stop_hearing = self.service.add_listener(self._heard)
+        if (telemetry := herald.telemetry.active) is not None:
+            telemetry.watch_runner(self)
         return await self.membership.start()
 
     @property

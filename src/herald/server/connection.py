@@ -15,16 +15,19 @@ session's GET stream).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
+import time
 from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import herald.logs
+import herald.telemetry
 from herald.jobs.events import JobEvent
 from herald.jobs.record import JobRecord
-from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch
+from herald.protocol.codec import DEFAULT_MAX_MESSAGE_BYTES, Batch, decode
 from herald.protocol.connection import (
     Answered,
     BatchReceived,
@@ -35,7 +38,9 @@ from herald.protocol.connection import (
     ServerConnection,
     SessionData,
 )
+from herald.protocol.errors import ProtocolError
 from herald.protocol.messages import ErrorResponse, Message, Notification, RequestId, Response
+from herald.server import tracing
 from herald.server.dispatch import respond
 from herald.server.inputs import ClientRequester
 from herald.server.outbox import Outbox
@@ -45,6 +50,7 @@ from herald.taskgroup import logged
 
 if TYPE_CHECKING:
     from herald.server.app import Server
+    from herald.telemetry.instruments import Operation, Telemetry
 
 logger = logging.getLogger("herald.connection")
 
@@ -72,6 +78,7 @@ class Connection:
         follows_server: bool = True,
         tasks: asyncio.TaskGroup | None = None,
         peer: str | None = None,
+        transport: str = "pipe",
     ):
         """`follows_server=False` for a connection of one exchange (a 2026-07-28 POST), which
         hears no server notifications: those reach stateless clients through a subscription.
@@ -79,6 +86,8 @@ class Connection:
         With `tasks` (an HTTP session: the server lifespan's group), the connection starts
         its tasks in that group and `aclose` awaits its own; without, `async with` opens a
         group of the connection's own. A session then costs no task while it is idle.
+
+        `transport` is the network under it, as spans name it: "pipe" (stdio) or "tcp" (HTTP).
         """
         self.server = server
         self.outbox = outbox
@@ -93,6 +102,12 @@ class Connection:
         self._answers: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         #: The network address of the client, where the transport knows it (`Context.peer`).
         self.peer = peer
+        self.transport = transport
+        #: The HTTP session's id (`Mcp-Session-Id`), for the spans of its messages.
+        self.session_id: str | None = None
+        #: The spans of requests received and not yet answered, while telemetry is on.
+        self.traced: dict[RequestId, Operation] = {}
+        self._opened = time.monotonic()
         #: Jobs started on this connection report their events here.
         self.owner_id = owner_id or (secrets.token_hex(16) if follows_server else "")
         self._stop_listening: Callable[[], None] = _nothing
@@ -145,6 +160,25 @@ class Connection:
         self.protocol.close()
         self._stop_listening()
         self._stop_job_events()
+        if (telemetry := herald.telemetry.active) is not None:
+            self._report_closed(telemetry)
+
+    def _report_closed(self, telemetry: Telemetry) -> None:
+        """The session's duration, for a connection that had one (a handshake); requests
+        that never started serving end their spans as cancelled."""
+        for operation in self.traced.values():
+            telemetry.end_server(operation, "cancelled")
+        self.traced.clear()
+        version = self.protocol_version
+        if version is not None and self.protocol.session is not None:
+            attributes = {"mcp.protocol.version": version, "network.transport": self.transport}
+            telemetry.session_ended(time.monotonic() - self._opened, attributes)
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The version the session negotiated; None before `initialize`, and for 2026-07-28."""
+        session = self.protocol.session
+        return session.protocol_version if session is not None else None
 
     def cancel_requests(self) -> None:
         """Cancel every request in flight (the client went away); each still ends in order."""
@@ -174,6 +208,14 @@ class Connection:
 
     def receive_data(self, data: bytes, outbox: Outbox | None = None) -> None:
         """Handle one frame: a message, or a batch where the session allows batches."""
+        if herald.telemetry.active is not None:
+            try:  # decoded here, so that the spans see the message
+                message = decode(data, max_bytes=self.protocol.max_message_bytes)
+            except ProtocolError:
+                pass  # the protocol's own decoding answers it
+            else:
+                self.receive_message(message, outbox)
+                return
         self._act(self.protocol.receive_data(data), outbox or self.outbox)
 
     def receive_message(
@@ -182,17 +224,32 @@ class Connection:
         outbox: Outbox | None = None,
         headers: dict[str, str] | None = None,
         principal: Principal | None = None,
+        *,
+        carrier: dict[str, str] | None = None,
     ) -> None:
         """Handle a decoded message; `principal` is who the transport authenticated it as."""
-        self.act(self.interpret(message, headers), outbox, principal)
+        self.act(self.interpret(message, headers, carrier=carrier), outbox, principal)
 
-    def interpret(self, message: Message | Batch, headers: dict[str, str] | None = None) -> Event:
+    def interpret(
+        self,
+        message: Message | Batch,
+        headers: dict[str, str] | None = None,
+        *,
+        carrier: dict[str, str] | None = None,
+    ) -> Event:
         """What `message` means (the sans-IO connection's event), for a transport that must
         know before it acts (`act`): an HTTP POST waits for the replies it names (`reply_ids`).
 
+        `headers` are what the protocol checks (a 2026-07-28 request's); `carrier` (or,
+        without it, `headers`) is where a span looks for the trace context of the HTTP
+        request when the message's `_meta` has none.
+
         The connection has taken the message in: `act` must follow, with no await between.
         """
-        return self.protocol.receive(message, headers)
+        event = self.protocol.receive(message, headers)
+        if (telemetry := herald.telemetry.active) is not None:
+            tracing.received(telemetry, self, message, event, carrier if carrier is not None else headers)
+        return event
 
     def act(self, event: Event, outbox: Outbox | None = None, principal: Principal | None = None) -> None:
         """Do what `event` says: serve its requests, send its answers on `outbox`."""
@@ -269,16 +326,23 @@ class Connection:
         request_id = received.request.id
         if herald.logs.wanted:  # this task's own context: lines it logs name the request
             herald.logs.REQUEST.set((request_id, self.owner_id or None))
+        operation = self.traced.pop(request_id, None) if self.traced else None
+        if operation is not None and (telemetry := herald.telemetry.active) is not None:
+            telemetry.enter(operation)  # this task's own context: what it starts joins the span
         try:
             reply = await respond(self.server, scope)
         except asyncio.CancelledError:
             # Cancelled by the client, or by shutdown: JSON-RPC sends no reply, but an outbox
             # that is one HTTP exchange must still learn that this request is over.
             outbox.request_ended(request_id)
+            if operation is not None and (telemetry := herald.telemetry.active) is not None:
+                tracing.end_reply(telemetry, operation, received.request.method, None)
             return None
         finally:
             self.protocol.request_finished(request_id)
             self._tasks.pop(request_id, None)
+        if operation is not None and (telemetry := herald.telemetry.active) is not None:
+            tracing.end_reply(telemetry, operation, received.request.method, reply)
         if send_reply:
             try:
                 outbox.send(reply)
@@ -292,6 +356,15 @@ class Connection:
         """Send requests to the client on `outbox` (a request's own stream) and await the answers."""
 
         async def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            telemetry = herald.telemetry.active
+            if telemetry is None:
+                return await send(method, params)
+            attributes = tracing.client_attributes(self, method, params)
+            return await telemetry.request(
+                method, params, attributes, functools.partial(send, method), _client_refusal
+            )
+
+        async def send(method: str, params: dict[str, Any]) -> dict[str, Any]:
             message = self.protocol.start_request(method, params)
             answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
             self._answers[message.id] = answer
@@ -336,4 +409,11 @@ class Connection:
 
 
 def _nothing() -> None:
+    return None
+
+
+def _client_refusal(failed: BaseException) -> tuple[int, str] | None:
+    """The code and message of the client's error answer, where `failed` is one."""
+    if isinstance(failed, ClientError):
+        return int(failed.error.get("code", 0)), str(failed.error.get("message", ""))
     return None

@@ -93,6 +93,7 @@ async def check_job_store(make_store: JobStoreFactory) -> None:
         job = JobRecord("j1", "tool", "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z", sequence=1)
         job.arguments = {"rows": 3, "csv": "name\nAda\n"}
         job.owner, job.progress_token = "session-a", 7
+        job.trace_context = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
         created = JobEvent("j1", 1, "created", job.created_at, {"tool": "tool", "status": "pending"})
         await store.create(job, created)
         found = await store.get("j1")
@@ -112,6 +113,7 @@ async def check_job_store(make_store: JobStoreFactory) -> None:
         assert [found.job_id for found in await store.unfinished()] == ["j1"], "a running job is unfinished"
         expected = JobRecord.from_json(job.to_json())
         job.arguments, job.tool, job.owner = {"rows": 999}, "other", "session-b"
+        job.trace_context = None
         job.status, job.sequence, job.result_uri = "completed", 4, "herald://jobs/j1/result.json"
         job.percentage, job.summary = 100.0, "done"
         expected.status, expected.sequence, expected.result_uri = job.status, job.sequence, job.result_uri

@@ -133,6 +133,8 @@ class RedisJobStore:
             "arguments": job.arguments,
             "retain_seconds": job.retain_seconds,
         }
+        if job.trace_context is not None:  # only then: a record without it reads as before
+            fixed["trace_context"] = job.trace_context
         meta: list[Any] = []
         for name, value in fixed.items():
             meta += [name, orjson.dumps(value)]

@@ -47,8 +47,8 @@ FORGET_LEASES_AFTER: Final = 3600.0
 #: The columns of a job, in the order `_SELECT_JOB` reads them.
 _SELECT_JOB: Final = (
     "SELECT jobs.job_id, tool, created_at, owner, progress_token, arguments, retain_seconds,"
-    " status, percentage, stage, eta_seconds, sequence, result_uri, summary, error, updated_at, worker"
-    " FROM jobs JOIN job_status ON job_status.job_id = jobs.job_id"
+    " status, percentage, stage, eta_seconds, sequence, result_uri, summary, error, updated_at, worker,"
+    " trace_context FROM jobs JOIN job_status ON job_status.job_id = jobs.job_id"
 )
 
 
@@ -285,7 +285,7 @@ def _append_events(db: sqlite3.Connection, events: list[JobEvent]) -> None:
 
 def _job_of(row: tuple[Any, ...]) -> JobRecord:
     job_id, tool, created_at, owner, token, arguments, retain_seconds, status, percentage, stage = row[:10]
-    eta, sequence, result_uri, summary, error, updated_at, worker = row[10:]
+    eta, sequence, result_uri, summary, error, updated_at, worker, trace_context = row[10:]
     return JobRecord(
         job_id=job_id,
         tool=tool,
@@ -304,4 +304,5 @@ def _job_of(row: tuple[Any, ...]) -> JobRecord:
         arguments=orjson.loads(arguments),
         worker=worker,
         retain_seconds=retain_seconds,
+        trace_context=orjson.loads(trace_context) if trace_context is not None else None,
     )

@@ -45,8 +45,9 @@ CHANGES_INDEX: Final = "CREATE INDEX IF NOT EXISTS job_status_by_update ON job_s
 #: Version 1 (never written to the pragma, which read 0) kept each job as one JSON record;
 #: version 2 had no workers (no `job_status.worker`, no `workers` or `job_checkpoints`);
 #: version 3 had no retention (no `jobs.retain_seconds`, no `expired_jobs`); version 4 had
-#: no index of recent changes (`job_status_by_update`, which processes follow each other by).
-JOB_SCHEMA_VERSION: Final = 5
+#: no index of recent changes (`job_status_by_update`, which processes follow each other by);
+#: version 5 kept no trace context (`jobs.trace_context`).
+JOB_SCHEMA_VERSION: Final = 6
 
 #: Each worker's lease: it holds its jobs until `expires_at` (seconds since the epoch: the
 #: processes sharing a file share the machine's clock).
@@ -74,6 +75,8 @@ UPGRADES: Final = {
     3: ("ALTER TABLE jobs ADD COLUMN retain_seconds REAL", EXPIRED_TABLE),
     # Processes sharing the file follow each other's writes by time of change.
     4: (CHANGES_INDEX,),
+    # Jobs keep the trace context of the call that started them.
+    5: ("ALTER TABLE jobs ADD COLUMN trace_context BLOB",),
 }
 
 JOB_SCHEMA: Final = (
@@ -84,7 +87,8 @@ JOB_SCHEMA: Final = (
         owner TEXT,
         progress_token BLOB,
         arguments BLOB NOT NULL,
-        retain_seconds REAL
+        retain_seconds REAL,
+        trace_context BLOB
     )""",
     "CREATE INDEX jobs_by_owner ON jobs (owner)",
     """CREATE TABLE job_status (
@@ -214,8 +218,8 @@ def insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
     Here, beside the tables, because both the store and the upgrade from layout 1 write one.
     """
     db.execute(
-        "INSERT INTO jobs (job_id, tool, created_at, owner, progress_token, arguments, retain_seconds)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO jobs (job_id, tool, created_at, owner, progress_token, arguments, retain_seconds,"
+        " trace_context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
             job.job_id,
             job.tool,
@@ -224,6 +228,7 @@ def insert_job(db: sqlite3.Connection, job: JobRecord) -> None:
             orjson.dumps(job.progress_token),
             orjson.dumps(job.arguments),
             job.retain_seconds,
+            orjson.dumps(job.trace_context) if job.trace_context is not None else None,
         ),
     )
     db.execute(

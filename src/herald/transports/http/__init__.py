@@ -30,6 +30,7 @@ from herald.transports.http.auth import Gate
 from herald.transports.http.config import HttpConfig
 from herald.transports.http.endpoint import MCPEndpoint
 from herald.transports.http.health import health_routes
+from herald.transports.http.metrics import metrics_route
 from herald.transports.http.page import FrontDoor
 from herald.transports.http.relay import ReplicaRelay
 from herald.transports.http.sessions import SessionRegistry
@@ -114,6 +115,8 @@ def create_app(
         Route(path, endpoint, methods=["GET", "POST", "DELETE"]) for path in endpoint_paths(config.path)
     ]
     routes += health_routes(server)
+    if config.metrics_path is not None:
+        routes.append(metrics_route(config.metrics_path))
     if config.auth is not None:
         routes += metadata_routes(config.auth)
     app = McpApp(

@@ -47,6 +47,8 @@ class HttpConfig:
     max_streams_per_session: int = 32
     #: Ask every request for an OAuth access token (see `herald.auth`); None: no authentication.
     auth: AuthConfig | None = None
+    #: Serve the metrics in Prometheus's text format here (`herald.transports.http.metrics`).
+    metrics_path: str | None = None
 
     def __post_init__(self) -> None:
         for origin in sorted(self.cors_origins):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import herald.telemetry
 from herald.protocol.codec import Batch, Outgoing, decode, error_id, error_response
 from herald.protocol.connection import refused_whole, reply_ids
 from herald.protocol.errors import ProtocolError
@@ -203,7 +204,7 @@ class MCPEndpoint:
             return
         if route is PostRoute.INITIALIZE:
             assert isinstance(decoded, Request)
-            await self._initialize(decoded, send, principal, peer)
+            await self._initialize(decoded, send, principal, peer, headers)
             return
         if route is PostRoute.MODERN_NOTIFICATION:
             await send_empty(send, 202)
@@ -216,7 +217,7 @@ class MCPEndpoint:
         # requests by where each came from.
         session.connection.peer = peer
         # What the message means, and so what its answer carries, is the connection's to say.
-        event = session.connection.interpret(decoded)
+        event = session.connection.interpret(decoded, carrier=headers)
         awaited = reply_ids(event)
         if not awaited:
             session.connection.act(event)
@@ -232,12 +233,17 @@ class MCPEndpoint:
             session.open_streams -= 1
 
     async def _initialize(
-        self, request: Request, send: Send, principal: Principal | None, peer: str | None
+        self,
+        request: Request,
+        send: Send,
+        principal: Principal | None,
+        peer: str | None,
+        headers: dict[str, str],
     ) -> None:
         session = self.sessions.create(owner=principal.owner if principal is not None else None)
         session.connection.peer = peer
         replies = Collected()
-        session.connection.receive_message(request, replies, principal=principal)
+        session.connection.receive_message(request, replies, principal=principal, carrier=headers)
         reply = replies.messages[0]
         if isinstance(reply, ErrorResponse):
             await self.sessions.discard(session.id)
@@ -267,7 +273,7 @@ class MCPEndpoint:
         """
         # 2026-07-28 streams are not resumed: nothing is logged. The pump is the connection's.
         stream = ResponseStream(None, "", {request.id}, spawn=lambda pump: connection.spawn(pump))
-        connection = Connection(self.server, stream, follows_server=False, peer=peer)
+        connection = Connection(self.server, stream, follows_server=False, peer=peer, transport="tcp")
         async with connection:
             connection.receive_message(request, stream, headers, principal)
             watcher = connection.spawn(wait_for_disconnect(receive))
@@ -349,6 +355,8 @@ class MCPEndpoint:
                 watcher.add_done_callback(lambda _: stream.detach(live))
             if session is not None:
                 session.attached += 1
+            if (telemetry := herald.telemetry.active) is not None:
+                telemetry.streams_changed(1)
             try:
                 async for frame in stream.frames(live, after, self.config.keepalive_interval):
                     await send_body(send, frame if frame is not None else encode_comment("keep-alive"))
@@ -358,6 +366,8 @@ class MCPEndpoint:
                     watcher.cancel()
                 if session is not None:
                     session.attached -= 1
+                if telemetry is not None:
+                    telemetry.streams_changed(-1)
 
     # -- GET ----------------------------------------------------------------------------------------
 

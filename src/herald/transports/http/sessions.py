@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import herald.telemetry
 from herald.protocol.connection import SessionData
 from herald.protocol.messages import RequestId
 from herald.protocol.session import SessionInput
@@ -83,7 +84,9 @@ class HttpSession:
             max_message_bytes=max_message_bytes,
             tasks=tasks,
             owner_id=record.owner if record is not None else owner,
+            transport="tcp",
         )
+        self.connection.session_id = session_id
         #: The session as last saved to (or loaded from) the store, to save only changes.
         self.saved: SessionRecord | None = None
         #: When this copy last checked the session was still alive in the store.
@@ -99,6 +102,8 @@ class HttpSession:
         #: Requests and streams of this session being served now (`max_streams_per_session`).
         self.open_streams = 0
         self._closed = False
+        if (telemetry := herald.telemetry.active) is not None:
+            telemetry.sessions_changed(1)
 
     @property
     def protocol_version(self) -> str | None:
@@ -174,6 +179,8 @@ class HttpSession:
         if self._closed:
             return
         self._closed = True
+        if (telemetry := herald.telemetry.active) is not None:
+            telemetry.sessions_changed(-1)
         self.connection.cancel_requests()
         # A pump ends when its stream closes; the connection then awaits what is left.
         for stream in [self.standalone, *self.streams.values()]:

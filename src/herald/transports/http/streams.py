@@ -23,6 +23,7 @@ import secrets
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, ClassVar
 
+import herald.telemetry
 from herald.jobs.events import JobEvent
 from herald.protocol.codec import Outgoing, encode
 from herald.protocol.messages import ErrorResponse, RequestId, Response
@@ -345,6 +346,9 @@ class DurableStream(Outbox):
         if listener is not self._listener:
             return
         self._listener = None
+        if (telemetry := herald.telemetry.active) is not None:
+            telemetry.pressed("cut")
+            telemetry.pressed("dropped", listener.pending)
         first_dropped = listener.cut()
         if first_dropped is not None:
             self.delivered = max(0, min(self.delivered, _frame_position(first_dropped) - 1))

@@ -100,6 +100,11 @@ class UnreadFrames:
         self._ready.set()
         self._room.set()
 
+    @property
+    def pending(self) -> int:
+        """Frames queued and not yet taken by the response."""
+        return len(self._frames)
+
     def cut(self) -> bytes | None:
         """End the response now, dropping what is queued; returns the first frame dropped."""
         first = self._frames[0] if self._frames else None

@@ -21,6 +21,7 @@ from giftgenius.cli.options import DEFAULT_MAX_BYTES, parse_duration
 from herald.cli.checks import ALL_INTERFACES, bind, shown_host, writable
 from herald.cli.log_format import LogFormatChoice, LogFormatOption, use_log_format
 from herald.cli.problems import UserError
+from herald.cli.telemetry import MetricsOption, MetricsPathOption, use_telemetry
 
 if TYPE_CHECKING:
     from herald.auth.config import AuthConfig
@@ -217,10 +218,14 @@ def serve(
         ),
     ] = None,
     log_format: LogFormatOption = LogFormatChoice.text,
+    metrics: MetricsOption = False,
+    metrics_path: MetricsPathOption = "/metrics",
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
     use_log_format(log_format)
+    if metrics and stdio:
+        raise UserError("--metrics is served on the HTTP server; a stdio server has none")
     retention_seconds = parse_duration(retention, "--retention")
     if message_log is not None:
         writable(message_log, "--message-log")
@@ -237,7 +242,7 @@ def serve(
     )
     if auth is not None and stdio:
         raise UserError("--auth-issuer protects the HTTP endpoint; a stdio server has no tokens to check")
-    limits = {
+    limits: dict[str, Any] = {
         "auth": auth,
         "max_connections": max_connections,
         "max_streams_per_session": max_streams_per_session,
@@ -246,6 +251,8 @@ def serve(
         "keepalive_timeout": keepalive_timeout,
         "write_timeout": write_timeout,
     }
+    served_metrics = use_telemetry("giftgenius", metrics, metrics_path)
+    limits["metrics_path"] = served_metrics
     config = (
         None
         if stdio
@@ -422,6 +429,7 @@ def worker(
 ) -> None:
     """Run GiftGenius jobs that `serve` processes queue in a shared store, until stopped (Ctrl-C)."""
     use_log_format(log_format)
+    use_telemetry("giftgenius-worker", False, "/metrics")  # traces and OTLP metrics, as OTEL_* say
     retention_seconds = parse_duration(retention, "--retention")
     _require_shared_store(store, "worker")
     from giftgenius.app import build_server
