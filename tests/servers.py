@@ -29,11 +29,15 @@ GIFTGENIUS = [sys.executable, "-m", "giftgenius"]
 COVERAGE_STARTERS = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
 
 
-def environment(*, measured: bool) -> dict[str, str] | None:
-    """A subprocess's environment: this one's, less what starts coverage unless `measured`."""
-    if measured:
+def environment(*, measured: bool, extra: dict[str, str] | None = None) -> dict[str, str] | None:
+    """A subprocess's environment: this one's, less what starts coverage unless `measured`,
+    plus `extra`."""
+    if measured and not extra:
         return None  # inherited
-    return {name: value for name, value in os.environ.items() if name not in COVERAGE_STARTERS}
+    inherited = {
+        name: value for name, value in os.environ.items() if measured or name not in COVERAGE_STARTERS
+    }
+    return inherited | (extra or {})
 
 
 @contextlib.contextmanager
@@ -165,10 +169,18 @@ class Started:
 
 @contextlib.contextmanager
 def started(
-    argv: list[str], log: Path, port: int | None = None, *, measured: bool = True
+    argv: list[str],
+    log: Path,
+    port: int | None = None,
+    *,
+    measured: bool = True,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Started]:
+    """`argv` running (and listening on `port`) for the block; its stderr in `log`; `env` added."""
     with log.open("wb") as errors:
-        process = subprocess.Popen(argv, cwd=REPO, stderr=errors, env=environment(measured=measured))
+        process = subprocess.Popen(
+            argv, cwd=REPO, stderr=errors, env=environment(measured=measured, extra=env)
+        )
         try:
             if port is not None:
                 wait_until_listening(port, process)

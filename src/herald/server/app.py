@@ -8,6 +8,7 @@ hand, and the server tells every live connection when a list changes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import os
@@ -16,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, TypeVar, overload
 
+import herald.telemetry
 from herald.jobs.store import JobStore
 from herald.protocol.errors import ToolError
 from herald.protocol.messages import Notification
@@ -196,6 +198,7 @@ class Server:
                 yield self.lifespan_state
                 return
             async with contextlib.AsyncExitStack() as stack:
+                stack.push_async_callback(_flush_telemetry)  # left last: what shutdown reported too
                 if self.lifespan is not None:
                     self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
                     stack.callback(setattr, self, "lifespan_state", None)
@@ -578,3 +581,9 @@ def job_context_parameter(function: Callable[..., Any]) -> str | None:
 def _configured_state_key() -> bytes | None:
     configured = os.environ.get("HERALD_STATE_KEY")
     return configured.encode() if configured else None
+
+
+async def _flush_telemetry() -> None:
+    """Export what telemetry holds before the process ends (see `Telemetry.flush`)."""
+    if (telemetry := herald.telemetry.active) is not None:
+        await asyncio.to_thread(telemetry.flush)

@@ -139,6 +139,18 @@ class Telemetry:
         )
         self._jobs: dict[str, _JobRun] = {}
 
+    def flush(self, timeout_seconds: float = 5.0) -> None:
+        """Export what the providers hold now (blocking: call it in a thread).
+
+        A server flushes as it stops: a process ended by a signal it re-raises (uvicorn
+        does, after a graceful shutdown) runs no exit handler, and the spans of its last
+        seconds, the hand-back of its jobs among them, would be lost.
+        """
+        for provider in (self.tracer_provider, self.meter_provider):
+            flush = getattr(provider, "force_flush", None)
+            if flush is not None:
+                flush(int(timeout_seconds * 1000))
+
     def shutdown(self) -> None:
         """Flush and stop the providers (those of the SDK; the API's own have nothing to stop)."""
         for provider in (self.tracer_provider, self.meter_provider):
