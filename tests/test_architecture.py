@@ -82,8 +82,9 @@ ALLOWED = {
     # `herald.Server`: the server definition, with `run` and `http_app` handing it to a
     # transport and the stores it names; the one module above both.
     "herald.launch": {"herald.server", "herald.transports", "herald.stores"},
-    # A process that runs jobs and serves nothing: a `Server` without a transport.
-    "herald.worker": {"herald.server"},
+    # A process that runs jobs and serves no MCP: a `Server` without a transport, answering
+    # health probes with the HTTP transport's routes.
+    "herald.worker": {"herald.server", "herald.transports"},
     # What tests use: an in-memory client, the conformance checks, job waits, a private
     # Redis. It sits beside the transports, above the server and the stores it checks.
     "herald.testing": {

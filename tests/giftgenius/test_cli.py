@@ -268,3 +268,61 @@ def test_a_worker_runs_the_jobs_a_serve_only_replica_queues(tmp_path: Path) -> N
         assert worker.returncode == 0, errors.decode()
         assert b"giftgenius worker w-" in errors, errors.decode()
         assert b"Traceback" not in errors
+
+
+def test_a_worker_answers_probes_and_metrics_and_still_stops_on_its_own_signals(tmp_path: Path) -> None:
+    """`--probe-port`: `/healthz`, `/readyz` and `/metrics` beside the jobs; SIGTERM still drains
+    the worker (the probe server takes no signal), which exits 0."""
+    import httpx
+
+    from herald.testing import free_port
+    from herald.testing.ports import wait_until_listening
+
+    port = free_port()
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    argv = ["worker", "--store", store, "--probe-port", str(port), "--metrics", "--quiet"]
+    worker = subprocess.Popen([sys.executable, "-m", "giftgenius", *argv], stderr=subprocess.PIPE)
+    try:
+        wait_until_listening(port, worker)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while (ready := httpx.get(f"{base}/readyz")).status_code != 200:
+            assert ready.json()["reason"].startswith("starting"), ready.text
+            assert time.monotonic() < deadline, ready.text
+            time.sleep(0.05)
+        assert httpx.get(f"{base}/healthz").json() == {"status": "ok"}
+        metrics = httpx.get(f"{base}/metrics")
+        assert metrics.headers["content-type"].startswith("text/plain")
+        assert "herald_jobs_running" in metrics.text
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, errors = worker.communicate(timeout=30)
+    assert worker.returncode == 0, errors.decode()
+    assert b"Traceback" not in errors
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--metrics"], "--metrics is served on --probe-port"),
+        (["--probe-port", "{taken}"], "is in use; pick another with --probe-port"),
+    ],
+)
+def test_worker_probe_mistakes_are_said_in_a_line(argv: list[str], said: str, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        filled = [part.format(taken=taken.getsockname()[1]) for part in argv]
+        store = f"sqlite:///{tmp_path / 'store.db'}"
+        done = subprocess.run(
+            [sys.executable, "-m", "giftgenius", "worker", "--store", store, "--quiet", *filled],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2, done.stderr
+    assert said in " ".join(done.stderr.replace("│", " ").split()), done.stderr
+    assert "Traceback" not in done.stderr

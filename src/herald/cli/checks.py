@@ -62,12 +62,14 @@ def run_command(app: Callable[[], object]) -> None:
         sys.exit(0)
 
 
-def bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int, *, flags: tuple[str, str] = ("--host", "--port")) -> socket.socket:
     """A listening socket on `host:port`, or a line saying why there cannot be one.
 
     Bound as uvicorn binds one it is handed (IPv6 for an address with a colon, IPv4
     otherwise), so `localhost` is 127.0.0.1, where the other commands look by default.
+    `flags` are the options the person gave the two as, which the line names.
     """
+    host_flag, port_flag = flags
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listening = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -76,21 +78,25 @@ def bind(host: str, port: int) -> socket.socket:
         listening.listen(2048)
     except socket.gaierror:
         listening.close()
-        raise UserError(f"--host {host!r} is not an address or a name this machine can resolve") from None
+        raise UserError(
+            f"{host_flag} {host!r} is not an address or a name this machine can resolve"
+        ) from None
     except OSError as exc:
         listening.close()
-        raise _bind_problem(host, port, exc) from None
+        raise _bind_problem(host, port, exc, host_flag, port_flag) from None
     return listening
 
 
-def _bind_problem(host: str, port: int, exc: OSError) -> UserError:
+def _bind_problem(host: str, port: int, exc: OSError, host_flag: str, port_flag: str) -> UserError:
     if exc.errno == errno.EADDRINUSE:
-        return UserError(f"port {port} is in use; pick another with --port")
+        return UserError(f"port {port} is in use; pick another with {port_flag}")
     if exc.errno == errno.EACCES:
-        return UserError(f"port {port} needs more privileges than you have; pick one above 1023 with --port")
+        return UserError(
+            f"port {port} needs more privileges than you have; pick one above 1023 with {port_flag}"
+        )
     if exc.errno == errno.EADDRNOTAVAIL:
         return UserError(
-            f"--host {host} is not an address of this machine",
+            f"{host_flag} {host} is not an address of this machine",
             "Use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).",
         )
     return UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}")

@@ -425,11 +425,29 @@ def worker(
     ] = DEFAULT_RETENTION,
     shutdown_grace: ShutdownGrace = DEFAULT_SHUTDOWN_GRACE_SECONDS,
     log_format: LogFormatOption = LogFormatChoice.text,
+    probe_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Answer /healthz and /readyz (and /metrics with --metrics) on this port, for an "
+            "orchestrator's probes and Prometheus.",
+            rich_help_panel="Telemetry",
+        ),
+    ] = None,
+    probe_host: Annotated[
+        str, typer.Option(help="The interface --probe-port listens on.", rich_help_panel="Telemetry")
+    ] = "127.0.0.1",
+    metrics: MetricsOption = False,
+    metrics_path: MetricsPathOption = "/metrics",
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Run GiftGenius jobs that `serve` processes queue in a shared store, until stopped (Ctrl-C)."""
     use_log_format(log_format)
-    use_telemetry("giftgenius-worker", False, "/metrics")  # traces and OTLP metrics, as OTEL_* say
+    if metrics and probe_port is None:
+        raise UserError("--metrics is served on --probe-port", "e.g. --probe-port 9464 --metrics")
+    served_metrics = use_telemetry("giftgenius-worker", metrics, metrics_path)
+    probes = bind(probe_host, probe_port, flags=("--probe-host", "--probe-port")) if probe_port else None
     retention_seconds = parse_duration(retention, "--retention")
     _require_shared_store(store, "worker")
     from giftgenius.app import build_server
@@ -446,7 +464,7 @@ def worker(
         )
     from herald.worker import run_worker
 
-    run_worker(server)  # it closes the job store
+    run_worker(server, probes, served_metrics)  # it closes the job store
     asyncio.run(_close(stores, jobs=False))
 
 
