@@ -282,3 +282,18 @@ async def test_the_fastmcp_client_calls_plain_functions_through_middleware(
         assert motto[0].text == "keep it exact"
         prompt = await client.get_prompt("welcome", {"name": "Ada"})
         assert prompt.messages[0].content.text == "Welcome Ada."
+
+
+async def test_run_reports_to_the_collector_the_otel_variables_name(project: Path) -> None:
+    """A developer's own `server.run()` exports traces as the OpenTelemetry variables say,
+    named after the server, with no telemetry code in the file."""
+    from herald.client import connect_stdio
+    from herald.testing.otlp import OtlpReceiver
+
+    with OtlpReceiver() as receiver:
+        env = environment(project) | receiver.environment()
+        async with connect_stdio([sys.executable, str(project / "demo_server.py")], env=env) as client:
+            await client.call_tool("greet", {"name": "Ada"})
+        (span,) = receiver.wait_for("tools/call greet")
+    assert span.service == "launch demo"
+    assert span.attributes["network.transport"] == "pipe"

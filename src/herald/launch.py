@@ -104,6 +104,7 @@ def serve_stdio(server: ServerDefinition, *, store: str | None = None, quiet: bo
     from herald.transports.stdio import run_stdio
 
     stores = stores_for(server, store, sessions=False)
+    telemetry_from_environment(server)
     if stores is not None and not quiet:
         print(f"{server.name}: jobs are kept in {stores.where}", file=sys.stderr)
     run_stdio(server)
@@ -125,6 +126,7 @@ def serve_http(
     from herald.transports.http import HttpConfig, run_http
 
     stores = stores_for(server, store, sessions=True)
+    telemetry_from_environment(server)
     settings = config or HttpConfig(path=path)
     if not quiet:
         if stores is not None:
@@ -139,6 +141,15 @@ def serve_http(
         sessions=None if stores is None else stores.sessions,
         sock=sock,
     )
+
+
+def telemetry_from_environment(server: ServerDefinition) -> None:
+    """Traces and metrics as the `OTEL_*` variables ask, named after the server, unless
+    telemetry is on already (the command line, or the application, turned it on)."""
+    import herald.telemetry
+
+    if herald.telemetry.active is None:
+        herald.telemetry.from_environment(server.name)
 
 
 def stores_for(server: ServerDefinition, store: str | None, *, sessions: bool) -> Stores | None:

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -63,6 +63,7 @@ class StdioClient(Client):
         argv: Sequence[str] | None = None,
         reconnect_timeout: float = 30.0,
         tasks: asyncio.TaskGroup,
+        env: Mapping[str, str] | None = None,
     ):
         super().__init__(modern=modern, reconnect_timeout=reconnect_timeout)
         #: The reader of each server process is a task of the `spawn` block.
@@ -71,6 +72,8 @@ class StdioClient(Client):
         self.on_wire = on_wire
         #: The command line, kept so that a server that exited can be started again.
         self.argv = list(argv) if argv is not None else None
+        #: Its environment (None: this process's), for the same reason.
+        self.env = dict(env) if env is not None else None
         self._waiting: dict[RequestId, asyncio.Future[JSONObject]] = {}
         self._ids = itertools.count(1)
         self._reader = tasks.create_task(self._read(process))
@@ -85,9 +88,11 @@ class StdioClient(Client):
         modern: bool = False,
         on_wire: Callable[[WireEvent], None] | None = None,
         reconnect_timeout: float = 30.0,
+        env: Mapping[str, str] | None = None,
     ) -> AsyncIterator[StdioClient]:
-        """Start the server, connect (handshake or discovery), and close it cleanly afterwards."""
-        process = await _start(argv)
+        """Start the server (with `env` as its environment, if given), connect (handshake or
+        discovery), and close it cleanly afterwards."""
+        process = await _start(argv, env)
         async with task_group() as tasks:
             client = cls(
                 process,
@@ -96,6 +101,7 @@ class StdioClient(Client):
                 argv=argv,
                 reconnect_timeout=reconnect_timeout,
                 tasks=tasks,
+                env=env,
             )
             try:
                 await client.connect()
@@ -125,7 +131,7 @@ class StdioClient(Client):
             raise ConnectionLost("the server exited and this client does not know how to start it")
         await self._stop_process()
         try:
-            self.process = await _start(self.argv)
+            self.process = await _start(self.argv, self.env)
         except OSError as exc:
             raise ConnectionLost(f"cannot start the server: {exc}") from exc
         self._reader = self._tasks.create_task(self._read(self.process))
@@ -229,7 +235,7 @@ class StdioClient(Client):
         await self._stop_process()
 
 
-async def _start(argv: Sequence[str]) -> asyncio.subprocess.Process:
+async def _start(argv: Sequence[str], env: Mapping[str, str] | None = None) -> asyncio.subprocess.Process:
     """Start the server in a session of its own: Ctrl-C in the terminal is the client's to
     handle (it may still want to ask the server something, such as to cancel a job); the
     server stops when the client closes its stdin, or when the client dies."""
@@ -239,6 +245,7 @@ async def _start(argv: Sequence[str]) -> asyncio.subprocess.Process:
         stdout=asyncio.subprocess.PIPE,
         limit=READ_LIMIT,
         start_new_session=True,
+        env=env,
     )
 
 
@@ -249,9 +256,11 @@ async def connect_stdio(
     *,
     on_wire: Callable[[WireEvent], None] | None = None,
     reconnect_timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[StdioClient]:
-    """Start the server `argv` and talk to it over stdio in the chosen era; stop it on exit."""
+    """Start the server `argv` (with `env` as its environment, if given) and talk to it over
+    stdio in the chosen era; stop it on exit."""
     async with StdioClient.spawn(
-        argv, modern=modern, on_wire=on_wire, reconnect_timeout=reconnect_timeout
+        argv, modern=modern, on_wire=on_wire, reconnect_timeout=reconnect_timeout, env=env
     ) as client:
         yield client
