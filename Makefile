@@ -68,6 +68,7 @@ browser-deps: $(HOST_DEPS)
 service-deps:
 	scripts/ensure-tool redis-server redis-server "the Redis tests"
 	scripts/ensure-tool haproxy haproxy "the load-balanced tests"
+	scripts/ensure-tool prometheus prometheus "the Prometheus scrape test"
 
 # Test files are shared out among TEST_WORKERS processes (pytest-xdist), a whole file to one,
 # so a file's fixtures (a browser, a server) start once, in the order tests/conftest.py gives

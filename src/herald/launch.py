@@ -91,6 +91,7 @@ def http_app(
     from herald.transports.http import HttpConfig, create_app
 
     stores = stores_for(server, store, sessions=True)
+    telemetry_from_environment(server)
     return create_app(
         server,
         config or HttpConfig(path=path),

@@ -83,7 +83,8 @@ async def test_a_job_taken_over_by_another_process_stays_in_the_callers_trace(
         stack.enter_context(started(worker, tmp_path / "worker.log", env=receiver.environment("worker")))
         server.terminate()  # a clean stop ends as uvicorn leaves it, by the signal re-raised
         port = free_port()  # a replica again, for the status: the worker serves nothing
-        stack.enter_context(started(replica(port), tmp_path / "again.log", port))
+        asking = [*replica(port), "--no-worker"]  # only to ask: the worker is the one to take the job
+        stack.enter_context(started(asking, tmp_path / "again.log", port))
         ended = until_ended(f"http://127.0.0.1:{port}/mcp", job_id)
         assert ended["status"] == "completed", ended.get("error")
         await asyncio.to_thread(receiver.wait_for, JOB_SPAN, 2)

@@ -83,6 +83,12 @@ async def test_a_job_run_is_a_span_in_the_trace_of_the_call_that_started_it(
     assert seen.total("herald.store.write.duration") >= 3, "progress goes in chains: fewer writes than events"
     assert seen.total("herald.jobs.running") == 0
     assert seen.total("herald.jobs.queued") == 0
+    outcomes = {
+        (point.attributes["gen_ai.tool.name"], point.attributes["herald.job.outcome"]): point.value
+        for point in seen.points("herald.jobs.ended")
+    }
+    assert outcomes[("broken", "failed")] == 0, "every tool's counters start at zero, before its first job"
+    assert outcomes[("count", "cancelled")] == 0
 
 
 async def test_a_failed_job_sets_its_span_status(seen: Recorded, tmp_path: Path) -> None:

@@ -26,6 +26,8 @@ __all__ = ["Operation", "Telemetry"]
 META = "_meta"
 #: The outcome of a job's run that stopped before the job ended.
 UNFINISHED = "unfinished"
+#: How a job can end (`herald.job.outcome` of `herald.jobs.ended`).
+ENDINGS = ("completed", "failed", "cancelled")
 
 
 class Counts(Protocol):
@@ -36,6 +38,8 @@ class Counts(Protocol):
 
     @property
     def queued(self) -> int: ...
+
+    def tools(self) -> list[str]: ...
 
 
 @dataclass(slots=True)
@@ -330,8 +334,14 @@ class Telemetry:
         self.job_events.add(events)
 
     def watch_runner(self, runner: Counts) -> None:
-        """Report `runner`'s running and waiting jobs in the gauges while it lives."""
+        """Report `runner`'s running and waiting jobs in the gauges while it lives, and start
+        the job counters of its tools at zero: a series that appears only with its first job
+        would hide that job from `increase()`, and from an alert on the first failure."""
         self._runners.add(runner)
+        for tool in runner.tools():
+            self.jobs_started.add(0, {names.TOOL_NAME: tool, names.JOB_RESUMED: False})
+            for outcome in ENDINGS:
+                self.jobs_ended.add(0, {names.TOOL_NAME: tool, names.JOB_OUTCOME: outcome})
 
     def _observe_running(self, options: CallbackOptions) -> Iterable[Observation]:
         return [Observation(sum(runner.running for runner in self._runners))]
