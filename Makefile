@@ -103,6 +103,14 @@ lowest: install-dev
 	$(UV) pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct \
 		-e . -e packages/giftgenius --group dev
 	$(LOWEST)/bin/python -m pytest -q -n $(TEST_WORKERS) --no-cov -m "not slow" -p no:cacheprovider
+	# The dev tools pin a newer OpenTelemetry than herald[otel] allows (the official SDK's
+	# own), so the telemetry tests run again on the lowest herald[otel] alone.
+	rm -rf $(LOWEST)-otel
+	$(UV) venv --quiet --python $(VENV)/bin/python $(LOWEST)-otel
+	$(UV) pip install --quiet --python $(LOWEST)-otel/bin/python --resolution lowest-direct \
+		-e '.[otel,client]' pytest==9.2.0 pytest-asyncio==1.5.0
+	$(LOWEST)-otel/bin/python -m pytest -q -p no:cacheprovider \
+		tests/server/test_tracing.py tests/telemetry/test_instruments.py tests/telemetry/test_exporting.py
 
 test: lint typecheck widget-check unit lowest conformance
 

@@ -72,6 +72,27 @@ async def test_lines_name_their_request_and_job(json_lines: io.StringIO) -> None
     failed = next(line for line in lines if line["message"] == "it went wrong")
     assert failed["error"] == "ValueError: a detail"
     assert "Traceback" in failed["traceback"]
+    assert "trace_id" not in greeted, "telemetry is off: no span to name"
+
+
+async def test_lines_inside_a_span_name_its_trace(json_lines: io.StringIO) -> None:
+    from herald.testing.telemetry import recorded
+
+    server = Server("traced")
+    log = logging.getLogger("demo")
+
+    @server.tool
+    async def hello() -> str:
+        log.info("saying hello")
+        return "hi"
+
+    with recorded() as seen:
+        async with connect(server) as client:
+            await client.call_tool("hello")
+    span = seen.span("tools/call hello")
+    greeted = next(json.loads(line) for line in json_lines.getvalue().splitlines() if "saying hello" in line)
+    assert greeted["trace_id"] == f"{span.context.trace_id:032x}"
+    assert greeted["span_id"] == f"{span.context.span_id:016x}"
 
 
 @pytest.mark.slow  # a process of its own

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -166,6 +167,9 @@ async def test_over_http_the_header_is_the_parent_when_the_meta_has_none(seen: R
     async with serve_http(build()) as (url, _), connect_http(url, False) as client:
         session = client.session_id
         assert seen.total("herald.http.sessions.open") == 1
+        async with asyncio.timeout(10):  # the client's GET stream opens beside its requests
+            while seen.total("herald.http.streams.open") != 1:  # noqa: ASYNC110 - a counter has no event
+                await asyncio.sleep(0.01)
         headers = {
             "content-type": "application/json",
             "accept": "application/json, text/event-stream",
@@ -195,6 +199,7 @@ async def test_over_http_the_header_is_the_parent_when_the_meta_has_none(seen: R
     assert format_trace_id(from_meta.context.trace_id) == other, "the _meta context comes first"
     assert [format_trace_id(link.context.trace_id) for link in from_meta.links] == [TRACE_ID]
     assert seen.total("herald.http.sessions.open") == 0, "opened, then closed by the client"
+    assert seen.total("herald.http.streams.open") == 0
 
 
 def test_off_means_no_opentelemetry_module_is_imported() -> None:

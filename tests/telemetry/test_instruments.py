@@ -111,3 +111,18 @@ async def test_a_job_started_outside_any_trace_starts_its_own(seen: Recorded, tm
     async with server.running():
         job = await server.jobs.service.create("broken", {})
         assert job.trace_context is None, "no span was current: nothing to carry"
+
+
+async def test_a_task_runs_in_the_trace_of_the_call_that_created_it(seen: Recorded) -> None:
+    from tests.jobs.test_tasks import TASKS, until_status
+    from tests.jobs.test_tasks import build as build_tasks
+
+    async with connect(build_tasks(), modern=True, capabilities=TASKS) as client:
+        created = await client.call_tool("compute", {"seconds": 0.01}, _meta={"traceparent": TRACEPARENT})
+        await until_status(client, created["taskId"], "completed")
+
+    call = seen.span("tools/call compute")
+    assert format_trace_id(call.context.trace_id) == TRACE_ID
+    (run,) = [span for span in seen.spans() if span.name.startswith("job ")]
+    assert run.parent.span_id == call.context.span_id
+    assert run.attributes["herald.job.outcome"] == "completed"
