@@ -190,6 +190,7 @@ def test_jobs_of_a_running_server_by_url_and_by_its_file(folder: Path, served: s
         (["run", "server.py", "--store", "bogus"], "unknown store 'bogus'"),
         (["run", "server.py", "--reload"], "--reload needs --http"),
         (["run", "server.py", "--metrics"], "--metrics needs --http"),
+        (["run", "server.py", "--http", "--reload", "--metrics"], "--metrics does not work with --reload"),
         (["run", "server.py", "--http", "--metrics", "--metrics-path", "metrics"], "must start with /"),
         (["run", "."], "is a directory, not a Python file"),
     ],

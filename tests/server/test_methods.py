@@ -193,6 +193,28 @@ async def test_cancellation_stops_the_handler_and_sends_no_response(server: Serv
         assert all(isinstance(frame, dict) and frame.get("id") != 77 for frame in client.received)
 
 
+async def test_a_request_cancelled_before_it_began_frees_its_id(server: Server) -> None:
+    """The cancellation right behind the request, in the same read: its task has not begun."""
+    async with connect(server) as client:
+        client.drop_frames()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 78,
+            "method": "tools/call",
+            "params": {"name": "wait", "arguments": {"gate": "never begun"}},
+        }
+        client.send_raw(orjson.dumps(call))
+        client.notify("notifications/cancelled", {"requestId": 78})
+        assert await client.request("ping") == {}
+        assert client.connection.in_flight == 0, "it ended as it began"
+        reused = await client.request_raw("ping", request_id=78)
+        assert reused == {"jsonrpc": "2.0", "id": 78, "result": {}}, "the id is free again"
+        assert "never begun" not in GATES, "the tool never ran"
+        assert [frame for frame in client.received if frame.get("id") == 78] == [reused], (
+            "no reply to the first"
+        )
+
+
 async def test_duplicate_id_in_flight(server: Server) -> None:
     async with connect(server) as client:
         frame = orjson.dumps(

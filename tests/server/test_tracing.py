@@ -120,7 +120,7 @@ async def test_a_tool_error_and_a_protocol_error_set_the_error_type_and_status(s
     tool_error = seen.span("tools/call refuse")
     assert tool_error.attributes["error.type"] == "tool_error"
     assert tool_error.status.status_code is StatusCode.ERROR
-    assert tool_error.status.description == "The catalog is closed today; try again tomorrow."
+    assert tool_error.status.description == "tool_error", "not the tool's text, which may quote arguments"
     invalid = seen.span("resources/read")
     assert invalid.attributes["error.type"] == str(code)
     assert invalid.attributes["rpc.response.status_code"] == str(code)
@@ -222,3 +222,35 @@ print(sorted(name for name in sys.modules if name.startswith(("opentelemetry", "
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+async def test_invalid_params_leave_their_message_out_of_the_span(seen: Recorded) -> None:
+    async with connect(build()) as client:
+        refused = await client.request_raw("prompts/get", {"name": "congrats", "arguments": {"name": 5}})
+    assert refused["error"]["code"] == -32602
+    span = seen.span("prompts/get congrats")
+    assert span.attributes["error.type"] == "-32602"
+    assert span.status.description == "Invalid params", "the message may quote the values sent"
+
+
+async def test_a_code_the_client_makes_up_stays_on_the_span_but_not_in_the_metric(seen: Recorded) -> None:
+    import herald.telemetry
+
+    class Refused(Exception):
+        pass
+
+    async def send(params: dict[str, Any]) -> dict[str, Any]:
+        raise Refused
+
+    telemetry = herald.telemetry.active
+    assert telemetry is not None
+    for code in (4711, 4712, -32601):
+
+        def refusal(_: BaseException, code: int = code) -> tuple[int, str]:
+            return code, "no"
+
+        with pytest.raises(Refused):
+            await telemetry.request("roots/list", {}, {"mcp.method.name": "roots/list"}, send, refusal)
+    assert [span.attributes["error.type"] for span in seen.spans("roots/list")] == ["4711", "4712", "-32601"]
+    assert seen.total("mcp.client.operation.duration", {"error.type": "_OTHER"}) == 2
+    assert seen.total("mcp.client.operation.duration", {"error.type": "-32601"}) == 1

@@ -72,6 +72,9 @@ async def test_a_job_taken_over_by_another_process_stays_in_the_callers_trace(
         server = stack.enter_context(
             started(replica(port), tmp_path / "replica.log", port, env=receiver.environment("replica"))
         )
+        # Waiting already: a worker started after the call could find the job done.
+        worker = [*GIFTGENIUS, "worker", "--quiet", "--store", store, "--job-lease", "2"]
+        stack.enter_context(started(worker, tmp_path / "worker.log", env=receiver.environment("worker")))
         url = f"http://127.0.0.1:{port}/mcp"
         async with connect_http(url, False) as client:
             job_id = (await client.call_tool("start_bulk_gift_analysis", {"csv": csv}))["structuredContent"][
@@ -79,8 +82,6 @@ async def test_a_job_taken_over_by_another_process_stays_in_the_callers_trace(
             ]
         running = await running_past(store, job_id, 10)
         assert running is not None, "the job ended before the restart"
-        worker = [*GIFTGENIUS, "worker", "--quiet", "--store", store, "--job-lease", "2"]
-        stack.enter_context(started(worker, tmp_path / "worker.log", env=receiver.environment("worker")))
         server.terminate()  # a clean stop ends as uvicorn leaves it, by the signal re-raised
         port = free_port()  # a replica again, for the status: the worker serves nothing
         asking = [*replica(port), "--no-worker"]  # only to ask: the worker is the one to take the job

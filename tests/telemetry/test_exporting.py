@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -92,3 +95,26 @@ def test_metrics_alone_leave_traces_off(monkeypatch: pytest.MonkeyPatch) -> None
         herald.telemetry.disable()
         assert telemetry is not None
         telemetry.shutdown()
+
+
+def test_without_the_extra_an_otel_endpoint_warns_and_the_server_still_starts() -> None:
+    """A cluster that sets OTEL_EXPORTER_OTLP_ENDPOINT for every pod must not stop a herald
+    without herald[otel]; --metrics, which needs it, says so."""
+    script = """
+import logging, sys
+sys.modules["opentelemetry"] = None  # as if herald[otel] were not installed
+logging.basicConfig(level=logging.WARNING)
+from herald import Server
+import herald.telemetry
+app = Server("plain").http_app()
+print("started", herald.telemetry.active)
+try:
+    herald.telemetry.from_environment("plain", prometheus=True, required=True)
+except ImportError as missing:
+    print("required:", missing)
+"""
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    assert "started None" in done.stdout
+    assert "herald[otel]" in done.stderr, "one warning, naming the extra"
+    assert "required: OpenTelemetry traces and metrics needs herald[otel]" in done.stdout

@@ -69,6 +69,10 @@ def run(
     checked_store(store)
     if metrics and not http:
         raise UserError("--metrics needs --http", "Prometheus scrapes an HTTP server; stdio has none.")
+    if metrics and reload:
+        raise UserError(
+            "--metrics does not work with --reload", "Leave --reload out where Prometheus scrapes."
+        )
     if allow_host:
         os.environ[RELOAD_HOSTS] = ",".join(allow_host)
     config = _config(path)  # a host name that could never match is said now

@@ -31,8 +31,8 @@ def use_telemetry(service_name: str, metrics: bool, metrics_path: str) -> str | 
         raise UserError(f"--metrics-path {metrics_path!r} must start with /", "e.g. --metrics-path /metrics")
     import herald.telemetry
 
-    try:
-        herald.telemetry.from_environment(service_name, prometheus=metrics)
+    try:  # the OTEL_* variables alone only warn when the extra is missing; --metrics needs it
+        herald.telemetry.from_environment(service_name, prometheus=metrics, required=metrics)
     except MissingExtra as missing:
-        raise UserError(str(missing), "Telemetry was asked for by --metrics or an OTEL_* variable.") from None
+        raise UserError(str(missing), "--metrics serves what OpenTelemetry measures.") from None
     return metrics_path if metrics else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
 import secrets
 import time
@@ -107,6 +108,8 @@ class Connection:
         self.session_id: str | None = None
         #: The spans of requests received and not yet answered, while telemetry is on.
         self.traced: dict[RequestId, Operation] = {}
+        #: Requests cancelled before their task began: it ends as soon as it begins.
+        self._cancel_at_start: set[RequestId] = set()
         self._opened = time.monotonic()
         #: Jobs started on this connection report their events here.
         self.owner_id = owner_id or (secrets.token_hex(16) if follows_server else "")
@@ -147,8 +150,7 @@ class Connection:
             if not answer.done():
                 answer.set_exception(ConnectionError("the client closed the connection"))
         for request_id in self.protocol.endless:
-            if (endless := self._tasks.get(request_id)) is not None:
-                endless.cancel()
+            self._cancel(request_id)
         if cancel:
             self.cancel_requests()
         group, self._group = self._group, None
@@ -182,7 +184,19 @@ class Connection:
 
     def cancel_requests(self) -> None:
         """Cancel every request in flight (the client went away); each still ends in order."""
-        for task in self._tasks.values():
+        for request_id in list(self._tasks):
+            self._cancel(request_id)
+
+    def _cancel(self, request_id: RequestId) -> None:
+        """Stop serving a request. One whose task has not begun yet is left to begin and stop
+        at once (`_serve`): a task cancelled before it starts never runs its cleanup, which
+        would leave the id in use, its span open and its HTTP answer waiting."""
+        task = self._tasks.get(request_id)
+        if task is None:
+            return
+        if inspect.getcoroutinestate(task.get_coro()) == inspect.CORO_CREATED:  # type: ignore[arg-type]
+            self._cancel_at_start.add(request_id)
+        else:
             task.cancel()
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any], *, guarded: bool = True) -> asyncio.Task[Any]:
@@ -265,8 +279,7 @@ class Connection:
         elif isinstance(event, BatchReceived):
             self._act_on_batch(event, outbox, principal)
         elif isinstance(event, CancelRequested):
-            if (task := self._tasks.get(event.request_id)) is not None:
-                task.cancel()
+            self._cancel(event.request_id)
         elif isinstance(event, ClientAnswered):
             self._client_answered(event)
         elif event.warn:
@@ -327,21 +340,25 @@ class Connection:
         if herald.logs.wanted:  # this task's own context: lines it logs name the request
             herald.logs.REQUEST.set((request_id, self.owner_id or None))
         operation = self.traced.pop(request_id, None) if self.traced else None
-        if operation is not None and (telemetry := herald.telemetry.active) is not None:
+        telemetry = herald.telemetry.active if operation is not None else None
+        if operation is not None and telemetry is not None:
             telemetry.enter(operation)  # this task's own context: what it starts joins the span
         try:
+            if self._cancel_at_start and request_id in self._cancel_at_start:
+                self._cancel_at_start.discard(request_id)
+                raise asyncio.CancelledError
             reply = await respond(self.server, scope)
         except asyncio.CancelledError:
             # Cancelled by the client, or by shutdown: JSON-RPC sends no reply, but an outbox
             # that is one HTTP exchange must still learn that this request is over.
             outbox.request_ended(request_id)
-            if operation is not None and (telemetry := herald.telemetry.active) is not None:
+            if operation is not None and telemetry is not None:
                 tracing.end_reply(telemetry, operation, received.request.method, None)
             return None
         finally:
             self.protocol.request_finished(request_id)
             self._tasks.pop(request_id, None)
-        if operation is not None and (telemetry := herald.telemetry.active) is not None:
+        if operation is not None and telemetry is not None:
             tracing.end_reply(telemetry, operation, received.request.method, reply)
         if send_reply:
             try:

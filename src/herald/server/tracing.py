@@ -44,6 +44,8 @@ KNOWN_METHODS = frozenset(
     }
 )
 OTHER = "_OTHER"
+#: JSON-RPC's code for invalid params.
+INVALID_PARAMS = -32602
 
 
 class Traced(Protocol):
@@ -151,9 +153,12 @@ def end_reply(
         telemetry.end_server(operation, names.CANCELLED)
     elif isinstance(reply, ErrorResponse):
         code = reply.error.get("code")
-        telemetry.end_server(operation, str(code), code, str(reply.error.get("message", "")))
+        # The message of invalid params quotes the values sent, which may be secrets.
+        message = "Invalid params" if code == INVALID_PARAMS else str(reply.error.get("message", ""))
+        telemetry.end_server(operation, str(code), code, message)
     elif method == "tools/call" and reply.result.get("isError") is True:
-        telemetry.end_server(operation, names.TOOL_ERROR, None, _first_text(reply.result))
+        # Not the tool's text: it is written for a model, and may quote what it was given.
+        telemetry.end_server(operation, names.TOOL_ERROR)
     else:
         telemetry.end_server(operation)
 
@@ -163,10 +168,3 @@ def client_attributes(connection: Traced, method: str, params: Mapping[str, Any]
     _, attributes, _ = _attributes(connection, method, params, connection.protocol_version)
     attributes.pop(names.CLIENT_ADDRESS, None)
     return attributes
-
-
-def _first_text(result: Mapping[str, Any]) -> str:
-    for block in result.get("content") or ():
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            return str(block.get("text", ""))[:200]
-    return names.TOOL_ERROR

@@ -24,16 +24,19 @@ The packages come with `herald[otel]`.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from herald.extras import needs
+from herald.extras import MissingExtra, needs
 
 if TYPE_CHECKING:
     from herald.telemetry.instruments import Telemetry
 
 __all__ = ["active", "disable", "enable", "from_environment", "requested", "trace_ids"]
+
+logger = logging.getLogger("herald.telemetry")
 
 #: The telemetry herald reports to, or None (off). Hooks read it on every message.
 active: Telemetry | None = None
@@ -74,15 +77,34 @@ def requested(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def from_environment(
-    service_name: str, *, prometheus: bool = False, environ: Mapping[str, str] = os.environ
+    service_name: str,
+    *,
+    prometheus: bool = False,
+    environ: Mapping[str, str] = os.environ,
+    required: bool = False,
 ) -> Telemetry | None:
     """Turn telemetry on as the `OTEL_*` variables say (`service_name` unless they name one),
-    with a Prometheus reader besides where `prometheus`; None if neither asks for it."""
+    with a Prometheus reader besides where `prometheus`; None if neither asks for it.
+
+    Where the application already installed an SDK's providers (its own setup, or
+    `opentelemetry-instrument`), herald reports to those instead of building its own.
+    Without `herald[otel]` it logs one warning and stays off, so that a cluster that sets
+    `OTEL_EXPORTER_OTLP_ENDPOINT` for every pod does not stop a server from starting;
+    `required` (what `--metrics` asks) raises `MissingExtra` instead.
+    """
     if not prometheus and not requested(environ):
         return None
-    with needs("otel", "OpenTelemetry traces and metrics"):
-        from herald.telemetry.exporting import providers_from_environment
-
+    try:
+        with needs("otel", "OpenTelemetry traces and metrics"):
+            from herald.telemetry.exporting import installed_providers, providers_from_environment
+    except MissingExtra as missing:
+        if required:
+            raise
+        logger.warning("%s; telemetry stays off", missing)
+        return None
+    installed = installed_providers()
+    if installed is not None and not prometheus:
+        return enable(*installed)
     tracer_provider, meter_provider = providers_from_environment(service_name, prometheus, environ)
     return enable(tracer_provider, meter_provider)
 

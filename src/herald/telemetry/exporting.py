@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +29,10 @@ from opentelemetry.trace import NoOpTracerProvider
 
 logger = logging.getLogger("herald.telemetry")
 
-__all__ = ["providers_from_environment"]
+__all__ = ["installed_providers", "providers_from_environment"]
+
+#: The exporters herald runs, per signal.
+KNOWN_EXPORTERS = {"TRACES": {"otlp", "console"}, "METRICS": {"otlp", "console", "prometheus"}}
 
 
 def _exporters(environ: Mapping[str, str], signal: str) -> set[str]:
@@ -39,7 +43,21 @@ def _exporters(environ: Mapping[str, str], signal: str) -> set[str]:
             f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT"
         )
         return {"otlp"} if endpoint else set()
-    return {name.strip().lower() for name in named.split(",")} - {"", "none"}
+    found = {name.strip().lower() for name in named.split(",")} - {"", "none"}
+    for unknown in sorted(found - KNOWN_EXPORTERS[signal]):
+        logger.warning("OTEL_%s_EXPORTER names %r, which herald does not ship: not used", signal, unknown)
+    return found
+
+
+def installed_providers() -> tuple[Any, Any] | None:
+    """The SDK providers the application installed globally, or None where it installed none."""
+    from opentelemetry import metrics, trace
+
+    tracer_provider = trace.get_tracer_provider()
+    if not isinstance(tracer_provider, TracerProvider):
+        return None
+    meter_provider = metrics.get_meter_provider()
+    return tracer_provider, meter_provider if isinstance(meter_provider, MeterProvider) else None
 
 
 def _check_protocol(environ: Mapping[str, str], signal: str) -> None:
@@ -72,8 +90,8 @@ def providers_from_environment(
 
             _check_protocol(environ, "TRACES")
             tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        if "console" in traces:
-            tracer_provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+        if "console" in traces:  # stderr: stdout may be the MCP stream
+            tracer_provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
     readers: list[MetricReader] = []
     metrics = _exporters(environ, "METRICS")
     if "otlp" in metrics:
@@ -82,7 +100,7 @@ def providers_from_environment(
         _check_protocol(environ, "METRICS")
         readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
     if "console" in metrics:
-        readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
+        readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter(out=sys.stderr)))
     if prometheus or "prometheus" in metrics:
         from opentelemetry.exporter.prometheus import PrometheusMetricReader
 

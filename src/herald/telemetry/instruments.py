@@ -26,6 +26,9 @@ __all__ = ["Operation", "Telemetry"]
 META = "_meta"
 #: The outcome of a job's run that stopped before the job ended.
 UNFINISHED = "unfinished"
+#: The codes JSON-RPC reserves (MCP's among them); any other is `_OTHER` in a metric.
+JSON_RPC_CODES = (-32768, -32000)
+OTHER = "_OTHER"
 #: How a job can end (`herald.job.outcome` of `herald.jobs.ended`).
 ENDINGS = ("completed", "failed", "cancelled")
 
@@ -150,7 +153,9 @@ class Telemetry:
         does, after a graceful shutdown) runs no exit handler, and the spans of its last
         seconds, the hand-back of its jobs among them, would be lost.
         """
-        for provider in (self.tracer_provider, self.meter_provider):
+        tracer_provider = self.tracer_provider or trace.get_tracer_provider()
+        meter_provider = self.meter_provider or metrics.get_meter_provider()
+        for provider in (tracer_provider, meter_provider):
             flush = getattr(provider, "force_flush", None)
             if flush is not None:
                 flush(int(timeout_seconds * 1000))
@@ -233,6 +238,9 @@ class Telemetry:
                 extra[names.STATUS_CODE] = str(code)
             span.set_attributes(extra)
             span.set_status(Status(StatusCode.ERROR, message or error_type))
+            if code is not None and not JSON_RPC_CODES[0] <= code <= JSON_RPC_CODES[1]:
+                # A code the peer made up: the span keeps it, the metric's series are bounded.
+                extra = {names.ERROR_TYPE: OTHER, names.STATUS_CODE: OTHER}
             measured = {**measured, **extra}
         span.end()
         if operation.token is not None:
@@ -290,8 +298,13 @@ class Telemetry:
     ) -> None:
         """A job begins (or goes on) running here: its span, in the trace of the call that started it."""
         attributes: dict[str, Any] = {names.JOB_ID: job_id, names.TOOL_NAME: tool, names.JOB_RESUMED: resumed}
+        # No context kept: a trace of its own, never whatever span this task inherited.
+        parent = self._extracted(carrier)
         span = self.tracer.start_span(
-            f"job {tool}", context=self._extracted(carrier), kind=SpanKind.CONSUMER, attributes=attributes
+            f"job {tool}",
+            context=parent if parent is not None else otel_context.Context(),
+            kind=SpanKind.CONSUMER,
+            attributes=attributes,
         )
         run = _JobRun(span, tool)
         run.token = otel_context.attach(trace.set_span_in_context(span))

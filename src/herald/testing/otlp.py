@@ -127,7 +127,7 @@ class OtlpReceiver:
             if len(found) >= count:
                 return found
             if time.monotonic() > deadline:
-                names = sorted({span.name for span in self.spans()})
+                names = sorted({f"{span.service}: {span.name} {span.attributes}" for span in self.spans()})
                 raise AssertionError(
                     f"{len(found)} of {count} spans called {name!r} in {seconds} s; got {names}"
                 )
