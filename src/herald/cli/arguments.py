@@ -1,13 +1,17 @@
 """What a person types for a server: `NAME=VALUE` arguments and URLs, checked before sending.
 
 A value is JSON where the tool's schema does not say it is a string, so `budget=50` is a
-number and `recipient=42` stays text. The arguments are then checked against the tool's
+number and `recipient=42` stays text. A value that starts with `@` is the content of the
+file it names, as curl reads one (`csv=@employees.csv`): a file of any size goes as one
+argument, where `"csv=$(cat employees.csv)"` hits the shell's limit on a command line.
+`@@` starts a value with a literal `@`. The arguments are then checked against the tool's
 `inputSchema` here, so a mistake is named by the argument it is about, as a usage error,
 instead of travelling to the server and coming back as a tool error.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -81,8 +85,35 @@ def parse_strings(pairs: list[str]) -> dict[str, str]:
 def _pair(pair: str) -> tuple[str, str]:
     name, separator, value = pair.partition("=")
     if not separator or not name:
-        raise UserError(f"argument {pair!r} is not NAME=VALUE", "Write it as --arg budget=50.")
+        raise UserError(
+            f"argument {pair!r} is not NAME=VALUE", "Write it as --arg budget=50, or --arg csv=@file.csv."
+        )
+    if value.startswith("@@"):
+        return name, value[1:]
+    if value.startswith("@"):
+        return name, _file_text(name, Path(value[1:]))
     return name, value
+
+
+def _file_text(name: str, path: Path) -> str:
+    """The text of the file `--arg NAME=@PATH` names (UTF-8, with or without a byte-order mark)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(
+            f"--arg {name}=@{path}: there is no file {path}", "Write @@ for a value that starts with @."
+        ) from None
+    except IsADirectoryError:
+        raise UserError(f"--arg {name}=@{path}: {path} is a folder, not a file") from None
+    except OSError as exc:
+        raise UserError(f"--arg {name}=@{path}: cannot read {path} ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UserError(
+            f"--arg {name}=@{path}: {path} is not UTF-8 text",
+            "Save it as UTF-8 (in a spreadsheet: CSV UTF-8), or pass a file whose text is.",
+        ) from None
 
 
 def checked_url(url: str, option: str = "--url") -> str:
