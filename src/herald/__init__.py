@@ -6,11 +6,13 @@ from herald.protocol.errors import HeraldError, ProgressError, ProtocolError, To
 from herald.runtime.context import JobContext, JobFailure
 from herald.runtime.threaded import SyncJobContext
 from herald.server.context import Context
+from herald.server.files import FileRef
 from herald.server.lifespan import FromLifespan
 from herald.server.widgets import ToolUI, Widget, WidgetCSP
 
 __all__ = [
     "Context",
+    "FileRef",
     "FromLifespan",
     "HeraldError",
     "JobContext",

@@ -43,7 +43,14 @@ from herald.server.notifications import Notifications
 from herald.server.registry import Completer, ListKind, Registry, ResourceSpec
 from herald.server.scopes import Scopes
 from herald.server.signature import Signature, parameter_of_type, read_signature
-from herald.server.specs import docstring, prompt_spec, resource_spec, template_spec, tool_spec
+from herald.server.specs import (
+    docstring,
+    prompt_spec,
+    resource_spec,
+    template_spec,
+    tool_spec,
+    with_file_parameters,
+)
 from herald.server.tasks import TaskManager
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
 
@@ -305,7 +312,7 @@ class Server:
                 if inspect.iscoroutinefunction(target)
                 else threaded_job(target, context_name, self.threads)
             )
-            run = self._filled_from_lifespan(signature, run)
+            run = _restoring(signature, self._filled_from_lifespan(signature, run))
             self.jobs.add_function(tool_name, JobFunction(run, context_name, resumable))
             if not self.registry.tools.get("get_job_status"):
                 install_job_support(self)
@@ -320,7 +327,7 @@ class Server:
                     description=description or docstring(target) or tool_name,
                     title=title,
                     annotations=annotations,
-                    meta=self._with_ui(meta, ui),
+                    meta=with_file_parameters(self._with_ui(meta, ui), target),
                 )
             )
             return target
@@ -587,3 +594,20 @@ async def _flush_telemetry() -> None:
     """Export what telemetry holds before the process ends (see `Telemetry.flush`)."""
     if (telemetry := herald.telemetry.active) is not None:
         await asyncio.to_thread(telemetry.flush)
+
+
+def _restoring(signature: Signature, run: Callable[..., Any]) -> Callable[..., Any]:
+    """`run`, given its arguments as the types it declares (a `FileRef`, a `datetime`).
+
+    A job's arguments are kept as JSON, in the store, for whichever worker runs it: each
+    run turns them back into the declared types, the first as well as a resumed one.
+    """
+    model = signature.arguments_model
+    if model is None:
+        return run
+
+    async def restored(**values: Any) -> Any:
+        arguments = {name: values.pop(name) for name in list(values) if name in model.model_fields}
+        return await run(**values, **signature.convert(arguments))
+
+    return restored

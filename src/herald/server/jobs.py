@@ -22,6 +22,7 @@ from typing import Annotated, Any, Protocol
 
 import orjson
 from pydantic import Field
+from pydantic_core import to_jsonable_python
 
 from herald.content import ToolResult, text
 from herald.jobs.documents import unpack
@@ -132,7 +133,7 @@ def job_tool(
             job = await server.jobs.start(
                 name,
                 run,
-                values,
+                to_jsonable_python(values),  # kept as JSON; each run restores the declared types
                 context_name=job_context_name,
                 job_log=context.job_log,
                 owner=context.owner,

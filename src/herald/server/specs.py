@@ -16,6 +16,7 @@ from typing import Any
 
 from herald.content import ToolResult
 from herald.server.context import Context
+from herald.server.files import FILE_PARAMS_META, file_parameters
 from herald.server.registry import (
     Completer,
     PromptArgument,
@@ -50,6 +51,7 @@ def tool_spec(
     if input_schema is not None:
         signature = dataclasses.replace(signature, schema=input_schema, arguments_model=None)
     shape = output_shape_of(function, (ToolResult,)) if output_schema is None else None
+    meta = with_file_parameters(meta, function)
     return ToolSpec(
         name=name or function.__name__,
         function=function,
@@ -65,6 +67,13 @@ def tool_spec(
         task_support=task_support,
         task_preflight=task_preflight,
     )
+
+
+def with_file_parameters(meta: dict[str, Any] | None, function: Callable[..., Any]) -> dict[str, Any] | None:
+    """`meta` naming the parameters of `function` typed `FileRef`, which the host fills with
+    the files the person attached (`herald.server.files`)."""
+    files = file_parameters(function)
+    return {**(meta or {}), FILE_PARAMS_META: files} if files else meta
 
 
 def resource_spec(

@@ -17,10 +17,12 @@ from giftgenius.bulk import BulkInputError, analyze
 from giftgenius.catalog import Catalog, load_catalog
 from giftgenius.congrats import TONES, congrats_prompt
 from giftgenius.eta import EtaEstimator
+from giftgenius.spreadsheet import decode_csv
 from giftgenius.suggest import MIN_BUDGET, OCCASIONS, NoFit, SuggestionInputError, suggest_gifts
 from herald import PromptResult, Server, ToolResult, ToolUI, Widget
 from herald.content import message, text
 from herald.runtime import JobContext, JobFailure
+from herald.server.files import DownloadFailed, DownloadPolicy, FileRef, download
 
 #: The bulk job reports progress at most this often within a stage (each stage's start and
 #: the end always): a bar moves smoothly at ten steps a second, and a small file's job
@@ -90,9 +92,20 @@ def gifts_widget(domain: str | None = None) -> Widget:
     )
 
 
-def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = None) -> Server:
-    """The GiftGenius server over the packaged catalog (or the one given, for tests)."""
+#: The share of a bulk job's progress its download takes, when it has a file to download.
+DOWNLOAD_SHARE = 5.0
+
+
+def build_server(
+    catalog: Catalog | None = None,
+    *,
+    widget_domain: str | None = None,
+    downloads: DownloadPolicy | None = None,
+) -> Server:
+    """The GiftGenius server over the packaged catalog (or the one given, for tests);
+    `downloads` says what fetching an attached employee file may do."""
     gifts = catalog or load_catalog()
+    download_policy = downloads or DownloadPolicy()
     widget = gifts_widget(widget_domain)
     server = Server(
         "giftgenius",
@@ -216,9 +229,10 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
         description=(
             "Pick gifts for everyone in a CSV of employees (header: name,department,interests,budget; "
             "budget optional). Comma-, semicolon- or tab-delimited, as the header shows; interests are "
-            "separated by semicolons, or in a semicolon- or tab-delimited file by commas too. Answers at "
-            "once with a job id; follow it with get_job_status. The result is a JSON resource with one "
-            "suggestion list per person, plus a CSV export."
+            "separated by semicolons, or in a semicolon- or tab-delimited file by commas too. When the "
+            "user attached the file, pass it as employees_file; otherwise pass its text as csv (one of "
+            "the two, not both). Answers at once with a job id; follow it with get_job_status. The "
+            "result is a JSON resource with one suggestion list per person, plus a CSV export."
         ),
         ui=ToolUI(widget, invoking="Starting the bulk analysis…", invoked="Bulk analysis started"),
         resumable=True,
@@ -228,16 +242,27 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
     async def start_bulk_gift_analysis(
         ctx: JobContext,
         csv: Annotated[
-            str, Field(description="The CSV text, header row first (text, not a workbook's bytes)")
-        ],
+            str | None,
+            Field(
+                description="The CSV text, header row first (text, not a workbook's bytes); or employees_file"
+            ),
+        ] = None,
+        employees_file: Annotated[
+            FileRef | None,
+            Field(description="The employee CSV file the user attached; or csv with its text"),
+        ] = None,
         occasion: Annotated[str, Field(description="The occasion for everyone")] = "holiday",
         budget_per_person: Annotated[
             float, Field(gt=0, description="Budget in USD for people whose row has none")
         ] = 50.0,
     ) -> None:
+        text = await employees_text(ctx, csv, employees_file, download_policy)
+        # After a download (its first DOWNLOAD_SHARE percent), the analysis has the rest.
+        offset = DOWNLOAD_SHARE if employees_file is not None else 0.0
         estimator = EtaEstimator(time.monotonic())
 
-        async def progress(percentage: float, stage: str) -> None:
+        async def progress(share: float, stage: str) -> None:
+            percentage = offset + share * (100 - offset) / 100
             eta = estimator.update(percentage, time.monotonic())
             await ctx.report_progress(
                 percentage, stage, eta_seconds=round(eta, 1) if eta is not None else None
@@ -245,7 +270,7 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
 
         try:
             result = await analyze(
-                csv,
+                text,
                 occasion=occasion,
                 budget_per_person=budget_per_person,
                 progress=progress,
@@ -264,3 +289,42 @@ def build_server(catalog: Catalog | None = None, *, widget_domain: str | None = 
         ctx.complete(uri, result.summary_text())
 
     return server
+
+
+async def employees_text(
+    ctx: JobContext, csv: str | None, employees_file: FileRef | dict[str, Any] | None, policy: DownloadPolicy
+) -> str:
+    """The CSV text to analyse: given inline, or downloaded from the file the user attached.
+
+    The download is the job's first stage, its progress the bytes so far, so a large file
+    shows movement from the start; a resumed job downloads again (links last minutes).
+    """
+    if (csv is None) == (employees_file is None):
+        raise JobFailure(
+            "bad_input",
+            "Give the employee list either as employees_file (an attached file) or as csv (its text), "
+            + ("not both." if csv is not None else "not neither."),
+            "Pass employees_file when the user attached the file, else the CSV text as csv.",
+        )
+    if csv is not None:
+        return csv
+    ref = employees_file if isinstance(employees_file, FileRef) else FileRef.model_validate(employees_file)
+    name = ref.file_name or "The attached file"
+
+    async def fetched(received: int, total: int | None) -> None:
+        if ctx.resumed:  # a resumed job's progress is past the download: it only says it again
+            return
+        share = f" of {total / 1_048_576:.1f} MB" if total else ""
+        percentage = DOWNLOAD_SHARE * received / total if total else 0.0
+        await ctx.report_progress(percentage, f"downloading the file: {received / 1_048_576:.1f} MB{share}")
+
+    if not ctx.resumed:
+        await ctx.report_progress(0, "downloading the file")
+    try:
+        data = await download(ref, policy, fetched)
+    except DownloadFailed as failed:
+        raise JobFailure(failed.code, failed.message, failed.hint) from None
+    try:
+        return decode_csv(data, name).text
+    except BulkInputError as problem:
+        raise JobFailure(problem.code, problem.message, problem.hint) from None

@@ -22,6 +22,7 @@ from herald.cli.checks import ALL_INTERFACES, bind, shown_host, writable
 from herald.cli.log_format import LogFormatChoice, LogFormatOption, use_log_format
 from herald.cli.problems import UserError
 from herald.cli.telemetry import MetricsOption, MetricsPathOption, use_telemetry
+from herald.server.files import DownloadPolicy
 
 if TYPE_CHECKING:
     from herald.auth.config import AuthConfig
@@ -47,6 +48,18 @@ ShutdownGrace = Annotated[
         min=0,
         help="On SIGTERM or Ctrl-C, seconds a job that cannot be resumed may take to finish before "
         "it fails as interrupted; resumable ones (the bulk analysis) go back to the queue at once.",
+    ),
+]
+
+
+#: The largest employee file a bulk job downloads, by default (`--max-upload-bytes`).
+DEFAULT_MAX_UPLOAD = 50 * 1024 * 1024
+MaxUploadOption = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="The largest attached employee file a bulk job downloads, in bytes. "
+        "Plain http and this machine's addresses are fetched only when serving on loopback.",
     ),
 ]
 
@@ -220,6 +233,7 @@ def serve(
     log_format: LogFormatOption = LogFormatChoice.text,
     metrics: MetricsOption = False,
     metrics_path: MetricsPathOption = "/metrics",
+    max_upload_bytes: MaxUploadOption = DEFAULT_MAX_UPLOAD,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Serve GiftGenius over MCP: Streamable HTTP at http://HOST:PORT/mcp, or stdio."""
@@ -262,7 +276,8 @@ def serve(
     listening = None if stdio else bind(host, port)
     from giftgenius.app import build_server
 
-    server = build_server(widget_domain=widget_domain)
+    downloads = DownloadPolicy(max_bytes=max_upload_bytes, allow_loopback=host in LOOPBACK)
+    server = build_server(widget_domain=widget_domain, downloads=downloads)
     _set_jobs(server, stores.jobs, max_running_jobs, job_lease, retention_seconds, shutdown_grace)
     server.jobs.takes_jobs = not no_worker
     server.max_jobs_per_owner = max_jobs_per_client or None
@@ -440,6 +455,7 @@ def worker(
     ] = "127.0.0.1",
     metrics: MetricsOption = False,
     metrics_path: MetricsPathOption = "/metrics",
+    max_upload_bytes: MaxUploadOption = DEFAULT_MAX_UPLOAD,
     quiet: Annotated[bool, typer.Option("--quiet", hidden=True, help="No start-up banner.")] = False,
 ) -> None:
     """Run GiftGenius jobs that `serve` processes queue in a shared store, until stopped (Ctrl-C)."""
@@ -453,7 +469,7 @@ def worker(
     from giftgenius.app import build_server
 
     stores = _open_stores(store, sessions=False)
-    server = build_server()
+    server = build_server(downloads=DownloadPolicy(max_bytes=max_upload_bytes))
     _set_jobs(server, stores.jobs, max_running_jobs, job_lease, retention_seconds, shutdown_grace)
     if not quiet:
         worker_id = server.jobs.worker_id
