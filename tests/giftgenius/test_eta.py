@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from giftgenius.eta import MAX_RISE, EtaEstimator
+from giftgenius.eta import MAX_RISE, MIN_LEFT, EtaEstimator
 
 
 def estimates(steps: list[tuple[float, float]]) -> list[float | None]:
@@ -32,6 +32,13 @@ def test_done_is_zero() -> None:
     assert estimator.update(50.0, 5.0) == pytest.approx(5.0)
     assert estimator.update(100.0, 9.0) == 0.0
     assert estimator.update(100.0, 10.0) == 0.0
+
+
+def test_work_that_remains_never_reads_as_none_left() -> None:
+    """A fast job (half a percent every millisecond) still has work left until 100%."""
+    said = estimates([(0.001, 0.5)] * 199)
+    assert min(estimate for estimate in said if estimate is not None) == MIN_LEFT
+    assert estimates([(0.001, 0.5)] * 200)[-1] == 0.0
 
 
 def test_a_steady_job_gets_the_true_time_left() -> None:
@@ -76,4 +83,5 @@ def test_any_rise_past_the_cap_follows_a_stall(steps: list[tuple[float, float]])
         assert earlier is not None
         assert later is not None
         if later > earlier * MAX_RISE * (1 + 1e-9):
-            assert seconds > earlier
+            # At the floor, the estimate held back was less than what was said.
+            assert seconds > earlier or earlier == MIN_LEFT

@@ -17,6 +17,9 @@ __all__ = ["EtaEstimator"]
 SMOOTHING = 0.1
 #: The most a new estimate may be, as a multiple of the last, while progress keeps coming.
 MAX_RISE = 1.5
+#: The least time left said while work remains: shown rounded, less would read "0s" (done)
+#: while the job still runs.
+MIN_LEFT = 1.0
 
 
 class EtaEstimator:
@@ -32,11 +35,12 @@ class EtaEstimator:
     def update(self, percentage: float, now: float) -> float | None:
         """Seconds left after ``percentage`` of the job at time ``now``.
 
-        None before any progress (nothing to extrapolate from), 0 at 100%. A report that is not
-        ahead of the last tells nothing new and gets the last estimate back.
+        None before any progress (nothing to extrapolate from), 0 at 100%, and at least
+        `MIN_LEFT` before. A report that is not ahead of the last tells nothing new and gets
+        the last estimate back.
         """
         if percentage <= self._percentage:
-            return self._estimate
+            return self._said()
         if percentage >= 100:
             self._percentage, self._at, self._estimate = 100.0, now, 0.0
             return self._estimate
@@ -48,4 +52,9 @@ class EtaEstimator:
             # Progress came within the time the last estimate left: not a stall, so hold the rise.
             estimate = min(estimate, previous * MAX_RISE)
         self._percentage, self._at, self._estimate = percentage, now, estimate
-        return estimate
+        return self._said()
+
+    def _said(self) -> float | None:
+        if self._estimate is None or self._percentage >= 100:
+            return self._estimate
+        return max(self._estimate, MIN_LEFT)
