@@ -24,6 +24,7 @@ import herald.telemetry
 from herald.client.tracking import JobEventTracker
 from herald.jobs.events import JobEvent
 from herald.protocol.messages import JSONObject
+from herald.telemetry import names
 
 #: First and largest pause between attempts to reach a server again, in seconds.
 BACKOFF_START: Final = 0.05
@@ -110,12 +111,11 @@ class Client(abc.ABC):
         telemetry = herald.telemetry.active
         if telemetry is None:
             return await self._request(method, params)
-        attributes: dict[str, Any] = {"mcp.method.name": method}
         name = (params or {}).get("name")
-        if method == "tools/call" and isinstance(name, str):
-            attributes |= {"gen_ai.tool.name": name, "gen_ai.operation.name": "execute_tool"}
-        elif method == "prompts/get" and isinstance(name, str):
-            attributes["gen_ai.prompt.name"] = name
+        attributes: dict[str, Any] = {
+            names.METHOD: method,
+            **names.target_attributes(method, name if isinstance(name, str) else None),
+        }
         return await telemetry.request(
             method, params, attributes, lambda sent: self._request(method, sent), _server_refusal
         )

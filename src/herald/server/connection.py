@@ -48,6 +48,7 @@ from herald.server.outbox import Outbox
 from herald.server.principal import Principal
 from herald.server.scope import RequestScope
 from herald.taskgroup import logged
+from herald.telemetry import names
 
 if TYPE_CHECKING:
     from herald.server.app import Server
@@ -169,11 +170,11 @@ class Connection:
         """The session's duration, for a connection that had one (a handshake); requests
         that never started serving end their spans as cancelled."""
         for operation in self.traced.values():
-            telemetry.end_server(operation, "cancelled")
+            telemetry.end_server(operation, names.CANCELLED)
         self.traced.clear()
         version = self.protocol_version
-        if version is not None and self.protocol.session is not None:
-            attributes = {"mcp.protocol.version": version, "network.transport": self.transport}
+        if version is not None:
+            attributes = {names.PROTOCOL_VERSION: version, names.TRANSPORT: self.transport}
             telemetry.session_ended(time.monotonic() - self._opened, attributes)
 
     @property

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from herald.protocol.codec import Batch
 from herald.protocol.connection import Answered, BatchReceived, Event, RequestReceived
+from herald.protocol.errors import InvalidParams
 from herald.protocol.messages import ErrorResponse, Message, Notification, Request, RequestId, Response
 from herald.server.handlers import HANDLERS
 from herald.telemetry import names
@@ -43,9 +44,6 @@ KNOWN_METHODS = frozenset(
         "roots/list",
     }
 )
-OTHER = "_OTHER"
-#: JSON-RPC's code for invalid params.
-INVALID_PARAMS = -32602
 
 
 class Traced(Protocol):
@@ -70,9 +68,8 @@ def _attributes(
     as a method (`KNOWN_METHODS`).
     """
     if method not in KNOWN_METHODS:
-        method = OTHER
+        method = names.OTHER
     measured: dict[str, Any] = {names.METHOD: method, names.TRANSPORT: connection.transport}
-    name = method
     if connection.transport == "tcp":
         measured[names.NETWORK_PROTOCOL] = "http"
     if version is not None:
@@ -80,15 +77,12 @@ def _attributes(
     target = params.get("name") if params is not None else None
     if isinstance(target, str):
         registry = connection.server.registry
-        if method == "tools/call":
-            target = target if target in registry.tools else OTHER
-            measured[names.TOOL_NAME] = target
-            measured[names.OPERATION_NAME] = "execute_tool"
-            name = f"{method} {target}"
-        elif method == "prompts/get":
-            target = target if target in registry.prompts else OTHER
-            measured[names.PROMPT_NAME] = target
-            name = f"{method} {target}"
+        if (method == "tools/call" and target not in registry.tools) or (
+            method == "prompts/get" and target not in registry.prompts
+        ):
+            target = names.OTHER
+        measured |= names.target_attributes(method, target)
+    name = names.span_name(method, measured)
     attributes = dict(measured)
     if method in _RESOURCE_METHODS and params is not None and isinstance(params.get("uri"), str):
         attributes[names.RESOURCE_URI] = params["uri"]
@@ -154,7 +148,7 @@ def end_reply(
     elif isinstance(reply, ErrorResponse):
         code = reply.error.get("code")
         # The message of invalid params quotes the values sent, which may be secrets.
-        message = "Invalid params" if code == INVALID_PARAMS else str(reply.error.get("message", ""))
+        message = "Invalid params" if code == InvalidParams.code else str(reply.error.get("message", ""))
         telemetry.end_server(operation, str(code), code, message)
     elif method == "tools/call" and reply.result.get("isError") is True:
         # Not the tool's text: it is written for a model, and may quote what it was given.

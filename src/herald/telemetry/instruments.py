@@ -28,7 +28,6 @@ META = "_meta"
 UNFINISHED = "unfinished"
 #: The codes JSON-RPC reserves (MCP's among them); any other is `_OTHER` in a metric.
 JSON_RPC_CODES = (-32768, -32000)
-OTHER = "_OTHER"
 #: How a job can end (`herald.job.outcome` of `herald.jobs.ended`).
 ENDINGS = ("completed", "failed", "cancelled")
 
@@ -240,7 +239,7 @@ class Telemetry:
             span.set_status(Status(StatusCode.ERROR, message or error_type))
             if code is not None and not JSON_RPC_CODES[0] <= code <= JSON_RPC_CODES[1]:
                 # A code the peer made up: the span keeps it, the metric's series are bounded.
-                extra = {names.ERROR_TYPE: OTHER, names.STATUS_CODE: OTHER}
+                extra = {names.ERROR_TYPE: names.OTHER, names.STATUS_CODE: names.OTHER}
             measured = {**measured, **extra}
         span.end()
         if operation.token is not None:
@@ -261,11 +260,9 @@ class Telemetry:
         """`send(params)` as a request in a CLIENT span, with the span's context in `_meta` (of
         a copy: the caller's dict is left alone); `refusal` reads the peer's error code and
         message out of what `send` raises for an error response (None for any other failure)."""
-        name = method
-        target = attributes.get(names.TOOL_NAME) or attributes.get(names.PROMPT_NAME)
-        if target:
-            name = f"{method} {target}"
-        span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        span = self.tracer.start_span(
+            names.span_name(method, attributes), kind=SpanKind.CLIENT, attributes=attributes
+        )
         operation = Operation(span, time.perf_counter(), _low_cardinality(attributes))
         operation.token = otel_context.attach(trace.set_span_in_context(span))
         sent = dict(params or {})

@@ -6,7 +6,7 @@ strings the code does, and a rename is one change.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 # -- attributes (the conventions') -----------------------------------------------------------
 METHOD: Final = "mcp.method.name"
@@ -23,6 +23,9 @@ TRANSPORT: Final = "network.transport"
 NETWORK_PROTOCOL: Final = "network.protocol.name"
 CLIENT_ADDRESS: Final = "client.address"
 
+#: The conventions' fallback for a value that would grow a metric without bound (a method,
+#: tool or error code a peer made up).
+OTHER: Final = "_OTHER"
 #: `error.type` of a tool call answered with `isError: true`.
 TOOL_ERROR: Final = "tool_error"
 #: `error.type` of a request the client cancelled (or the server stopped serving).
@@ -55,3 +58,20 @@ STORE_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 HTTP_SESSIONS_OPEN: Final = "herald.http.sessions.open"
 HTTP_STREAMS_OPEN: Final = "herald.http.streams.open"
 HTTP_BACKPRESSURE: Final = "herald.http.backpressure"
+
+
+def target_attributes(method: str, target: str | None) -> dict[str, str]:
+    """The attributes naming what `method` is about: the tool of a call, the prompt of a get."""
+    if target is None:
+        return {}
+    if method == "tools/call":
+        return {TOOL_NAME: target, OPERATION_NAME: "execute_tool"}
+    if method == "prompts/get":
+        return {PROMPT_NAME: target}
+    return {}
+
+
+def span_name(method: str, attributes: dict[str, Any]) -> str:
+    """`{method} {target}` where the attributes name a tool or prompt, else the method."""
+    target = attributes.get(TOOL_NAME) or attributes.get(PROMPT_NAME)
+    return f"{method} {target}" if target else method

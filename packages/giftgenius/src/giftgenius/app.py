@@ -292,7 +292,7 @@ def build_server(
 
 
 async def employees_text(
-    ctx: JobContext, csv: str | None, employees_file: FileRef | dict[str, Any] | None, policy: DownloadPolicy
+    ctx: JobContext, csv: str | None, employees_file: FileRef | None, policy: DownloadPolicy
 ) -> str:
     """The CSV text to analyse: given inline, or downloaded from the file the user attached.
 
@@ -306,9 +306,9 @@ async def employees_text(
             + ("not both." if csv is not None else "not neither."),
             "Pass employees_file when the user attached the file, else the CSV text as csv.",
         )
-    if csv is not None:
-        return csv
-    ref = employees_file if isinstance(employees_file, FileRef) else FileRef.model_validate(employees_file)
+    if employees_file is None:
+        return str(csv)
+    ref = employees_file  # a FileRef on every run: herald restores job arguments to their types
     name = ref.file_name or "The attached file"
 
     async def fetched(received: int, total: int | None) -> None:
