@@ -298,6 +298,8 @@ def serve(
     if not quiet:
         print(f"GiftGenius is serving MCP (Streamable HTTP) at {url}", file=sys.stderr)
         print(f"  events are stored in {stores.where}", file=sys.stderr)
+        if served_metrics is not None:
+            print(f"  metrics for Prometheus at {url.removesuffix('/mcp')}{served_metrics}", file=sys.stderr)
         if no_worker:
             print("  jobs are queued for `giftgenius worker` processes on that store", file=sys.stderr)
         else:
