@@ -8,6 +8,7 @@ from herald.runtime.threaded import SyncJobContext
 from herald.server.context import Context
 from herald.server.files import FileRef
 from herald.server.lifespan import FromLifespan
+from herald.server.uploads import Upload
 from herald.server.widgets import ToolUI, Widget, WidgetCSP
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolUI",
+    "Upload",
     "Widget",
     "WidgetCSP",
 ]

@@ -65,8 +65,12 @@ async def test_a_file_in_the_windows_code_page_is_read_as_the_csv_rules_say(host
     [
         ({"employees_file": "/expired"}, "file_link_expired", "no longer works"),
         ({"employees_file": "/files/book.xlsx"}, "not_csv", "book.xlsx is a spreadsheet workbook"),
-        ({"employees_file": "/files/people.csv", "csv": GOOD}, "bad_input", "not both"),
-        ({}, "bad_input", "not neither"),
+        (
+            {"employees_file": "/files/people.csv", "csv": GOOD},
+            "bad_input",
+            "not csv and employees_file together",
+        ),
+        ({}, "bad_input", "neither came"),
     ],
 )
 async def test_a_file_that_cannot_be_used_fails_the_job_with_what_to_do(

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import orjson
 
-from herald.jobs.documents import pack
+from herald.jobs.documents import pack, unpack
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobService, JobTakenOver
 from herald.stores.errors import StoreError
@@ -124,6 +124,16 @@ class JobContext:
         with self._watching_the_store():
             await self.service.put_result(self.job_id, name, stored_type, stored)
         return RESULT_TEMPLATE.format(job_id=self.job_id, name=name)
+
+    async def read_result(self, name: str) -> bytes | None:
+        """A document kept beside this job, as it was saved: one this job saved, or one a
+        tool left for it from any replica (a widget's file part, say); None if there is none."""
+        found = await self.service.reader.get_result(self.job_id, name)
+        if found is None:
+            return None
+        if len(found[1]) < BIG_DOCUMENT:
+            return unpack(*found)[1]
+        return (await asyncio.to_thread(unpack, *found))[1]
 
     def complete(self, result_uri: str, summary: str | None = None) -> None:
         """Say how the job ended; it is recorded when the function returns."""

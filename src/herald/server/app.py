@@ -32,6 +32,7 @@ from herald.runtime.threaded import SyncJobContext, threaded_job
 from herald.runtime.threads import DEFAULT_MAX_THREADS, WorkerThreads
 from herald.server.admission import Admission
 from herald.server.capabilities import capabilities
+from herald.server.files import parameters_typed
 from herald.server.jobs import (
     install_job_support,
     job_tool,
@@ -52,6 +53,7 @@ from herald.server.specs import (
     with_file_parameters,
 )
 from herald.server.tasks import TaskManager
+from herald.server.uploads import Upload, accept_uploads
 from herald.server.widgets import UI_MIME_TYPE, ToolUI, Widget, merge_meta
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -138,6 +140,8 @@ class Server:
         self.max_jobs_per_owner: int | None = max_jobs_per_owner
         #: How many jobs may wait `pending` at once, all clients together (None: no bound).
         self.max_waiting_jobs: int | None = max_waiting_jobs
+        #: Job tools that take a file in parts from their widget, and the parameter it fills.
+        self.upload_parameters: dict[str, str] = {}
         self.tool_error_types: tuple[type[BaseException], ...] = (ToolError,)
         #: Who hears the notifications this server sends: connections, listens, the relay.
         self.notifications = Notifications()
@@ -318,6 +322,8 @@ class Server:
                 install_job_support(self)
             if ui is not None:
                 open_job_tools_to_widgets(self)
+            for parameter in parameters_typed(target, Upload):
+                accept_uploads(self, tool_name, parameter)
             self.registry.add_tool(
                 job_tool(
                     self,

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from herald.extras import needs
 
-__all__ = ["DownloadFailed", "DownloadPolicy", "FileRef", "download", "file_parameters"]
+__all__ = ["DownloadFailed", "DownloadPolicy", "FileRef", "download", "file_parameters", "parameters_typed"]
 
 #: Where ChatGPT looks for a tool's file parameters.
 FILE_PARAMS_META: Final = "openai/fileParams"
@@ -53,14 +53,17 @@ class FileRef(BaseModel):
 
 def file_parameters(function: Callable[..., Any]) -> list[str]:
     """The parameters of `function` typed `FileRef` (or `FileRef | None`), in order."""
+    return parameters_typed(function, FileRef)
+
+
+def parameters_typed(function: Callable[..., Any], kind: type) -> list[str]:
+    """The parameters of `function` typed `kind` (or an optional `kind`), in order."""
     hints = typing.get_type_hints(function)
-    return [name for name, hint in hints.items() if name != "return" and _is_file_ref(hint)]
-
-
-def _is_file_ref(hint: Any) -> bool:
-    if hint is FileRef:
-        return True
-    return any(arg is FileRef for arg in typing.get_args(hint))
+    return [
+        name
+        for name, hint in hints.items()
+        if name != "return" and (hint is kind or any(arg is kind for arg in typing.get_args(hint)))
+    ]
 
 
 class DownloadFailed(Exception):

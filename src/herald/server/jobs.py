@@ -55,6 +55,7 @@ class JobHost(Protocol):
     max_waiting_jobs: int | None
     admission: Admission
     jobs: Jobs
+    upload_parameters: dict[str, str]
 
 
 SCHEMAS_URI = "herald://schemas/job-events"

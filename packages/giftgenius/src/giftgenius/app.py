@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from importlib import resources
 from typing import Annotated, Any
 
@@ -19,10 +20,11 @@ from giftgenius.congrats import TONES, congrats_prompt
 from giftgenius.eta import EtaEstimator
 from giftgenius.spreadsheet import decode_csv
 from giftgenius.suggest import MIN_BUDGET, OCCASIONS, NoFit, SuggestionInputError, suggest_gifts
-from herald import PromptResult, Server, ToolResult, ToolUI, Widget
+from herald import PromptResult, Server, ToolResult, ToolUI, Upload, Widget
 from herald.content import message, text
 from herald.runtime import JobContext, JobFailure
 from herald.server.files import DownloadFailed, DownloadPolicy, FileRef, download
+from herald.server.uploads import UploadFailed, receive_upload
 
 #: The bulk job reports progress at most this often within a stage (each stage's start and
 #: the end always): a bar moves smoothly at ten steps a second, and a small file's job
@@ -223,6 +225,38 @@ def build_server(
             meta={"giftgenius/systemMessage": system_message},
         )
 
+    @server.tool(
+        name="open_bulk_gift_form",
+        title="Pick the employee file",
+        annotations={"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False},
+        ui=ToolUI(widget, invoking="Opening the form…", invoked="The form is open"),
+    )
+    def open_bulk_gift_form(
+        occasion: Annotated[
+            str, Field(description="The occasion for everyone, if the user said")
+        ] = "holiday",
+        budget_per_person: Annotated[
+            float, Field(gt=0, description="Budget in USD for people whose row has none, if the user said")
+        ] = 50.0,
+    ) -> ToolResult:
+        """Show the user a form in the GiftGenius widget to pick or drop the employee CSV and start
+        the bulk gift analysis. Use it when the user wants gifts for a list of people but the file
+        is not attached to the conversation (hosts that cannot attach files to a tool call)."""
+        form = {
+            "form": "bulk",
+            "occasion": occasion,
+            "budgetPerPerson": budget_per_person,
+            "maxBytes": download_policy.max_bytes,
+        }
+        return ToolResult(
+            [
+                text(
+                    "The widget shows a form: the user picks the employee file there and starts the analysis."
+                )
+            ],
+            structured=form,
+        )
+
     @server.job(
         name="start_bulk_gift_analysis",
         title="Bulk gift analysis",
@@ -251,14 +285,18 @@ def build_server(
             FileRef | None,
             Field(description="The employee CSV file the user attached; or csv with its text"),
         ] = None,
+        upload: Annotated[
+            Upload | None,
+            Field(description="Set only by the GiftGenius widget, which then sends the file in parts"),
+        ] = None,
         occasion: Annotated[str, Field(description="The occasion for everyone")] = "holiday",
         budget_per_person: Annotated[
             float, Field(gt=0, description="Budget in USD for people whose row has none")
         ] = 50.0,
     ) -> None:
-        text = await employees_text(ctx, csv, employees_file, download_policy)
-        # After a download (its first DOWNLOAD_SHARE percent), the analysis has the rest.
-        offset = DOWNLOAD_SHARE if employees_file is not None else 0.0
+        text = await employees_text(ctx, EmployeeFile(csv, employees_file, upload), download_policy)
+        # After a download or an upload (its first DOWNLOAD_SHARE percent), the analysis has the rest.
+        offset = DOWNLOAD_SHARE if csv is None else 0.0
         estimator = EtaEstimator(time.monotonic())
 
         async def progress(share: float, stage: str) -> None:
@@ -291,40 +329,70 @@ def build_server(
     return server
 
 
-async def employees_text(
-    ctx: JobContext, csv: str | None, employees_file: FileRef | None, policy: DownloadPolicy
-) -> str:
-    """The CSV text to analyse: given inline, or downloaded from the file the user attached.
+@dataclass(frozen=True, slots=True)
+class EmployeeFile:
+    """How the employee list came: as text, as a file the host attached, or sent by the widget."""
 
-    The download is the job's first stage, its progress the bytes so far, so a large file
-    shows movement from the start; a resumed job downloads again (links last minutes).
+    csv: str | None
+    attached: FileRef | None
+    upload: Upload | None
+
+    def problem(self) -> str | None:
+        """What is wrong with what was given, unless exactly one way was used."""
+        given = [name for name, value in self._ways() if value is not None]
+        if len(given) == 1:
+            return None
+        if not given:
+            return (
+                "Give the employee list as employees_file (an attached file) or csv (its text); neither came."
+            )
+        return f"Give the employee list one way only, not {' and '.join(given)} together."
+
+    def _ways(self) -> list[tuple[str, object]]:
+        return [("csv", self.csv), ("employees_file", self.attached), ("upload", self.upload)]
+
+
+async def employees_text(ctx: JobContext, given: EmployeeFile, policy: DownloadPolicy) -> str:
+    """The CSV text to analyse: given inline, downloaded from the file the user attached,
+    or received in parts from the widget.
+
+    Fetching the file is the job's first stage, its progress the bytes so far, so a large
+    file shows movement from the start; a resumed job fetches it again (links last
+    minutes, and a widget's parts stay beside the job).
     """
-    if (csv is None) == (employees_file is None):
+    mistake = given.problem()
+    if mistake is not None:
         raise JobFailure(
             "bad_input",
-            "Give the employee list either as employees_file (an attached file) or as csv (its text), "
-            + ("not both." if csv is not None else "not neither."),
+            mistake,
             "Pass employees_file when the user attached the file, else the CSV text as csv.",
         )
-    if employees_file is None:
-        return str(csv)
-    ref = employees_file  # a FileRef on every run: herald restores job arguments to their types
-    name = ref.file_name or "The attached file"
+    source: FileRef | Upload
+    if given.attached is not None:
+        source = given.attached
+    elif given.upload is not None:
+        source = given.upload
+    else:
+        return str(given.csv)
+    verb = "downloading" if isinstance(source, FileRef) else "receiving"
 
     async def fetched(received: int, total: int | None) -> None:
-        if ctx.resumed:  # a resumed job's progress is past the download: it only says it again
+        if ctx.resumed:  # a resumed job's progress is past the fetch: it only says it again
             return
         share = f" of {total / 1_048_576:.1f} MB" if total else ""
         percentage = DOWNLOAD_SHARE * received / total if total else 0.0
-        await ctx.report_progress(percentage, f"downloading the file: {received / 1_048_576:.1f} MB{share}")
+        await ctx.report_progress(percentage, f"{verb} the file: {received / 1_048_576:.1f} MB{share}")
 
     if not ctx.resumed:
-        await ctx.report_progress(0, "downloading the file")
+        await ctx.report_progress(0, f"{verb} the file")
     try:
-        data = await download(ref, policy, fetched)
-    except DownloadFailed as failed:
+        if isinstance(source, FileRef):
+            data = await download(source, policy, fetched)
+        else:
+            data = await receive_upload(ctx, source, fetched, max_bytes=policy.max_bytes)
+    except (DownloadFailed, UploadFailed) as failed:
         raise JobFailure(failed.code, failed.message, failed.hint) from None
     try:
-        return decode_csv(data, name).text
+        return decode_csv(data, source.file_name or "The file").text
     except BulkInputError as problem:
         raise JobFailure(problem.code, problem.message, problem.hint) from None
