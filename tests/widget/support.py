@@ -195,6 +195,18 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_PUT(self) -> None:
+        """A file store's upload (the `window.openai` shim's `uploadFile`): kept until the end."""
+        path = urlsplit(self.path).path
+        if not path.startswith("/uploads/"):
+            self.send_error(405)
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.static.pages[path] = (body, {"Content-Type": self.headers.get("Content-Type", "text/csv")})
+        self.send_response(201)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
@@ -455,8 +467,9 @@ def serve_widget_top_level(static: StaticServer, server: GiftServer, tool: str) 
     """Read the tool's widget with a real `resources/read` and serve it as a page of its own.
 
     The page gets the policy ChatGPT would build from `openai/widgetCSP`, plus the MCP
-    server's origin in connect-src: in ChatGPT the bridge's calls leave through the host's
-    postMessage channel, here the shim makes them from the page itself.
+    server's origin and the shim's file store in connect-src: in ChatGPT the bridge's calls
+    and uploads leave through the host's postMessage channel, here the shim makes them from
+    the page itself.
     """
     listed = {entry["name"]: entry for entry in server.list_tools()}
     uri = listed[tool].get("_meta", {}).get("openai/outputTemplate")
@@ -465,7 +478,7 @@ def serve_widget_top_level(static: StaticServer, server: GiftServer, tool: str) 
     content = server.read_resource(uri)["contents"][0]
     csp = content.get("_meta", {}).get("openai/widgetCSP", {})
     resources = " ".join(csp.get("resource_domains", []))
-    connect = " ".join([server.origin, *csp.get("connect_domains", [])])
+    connect = " ".join([server.origin, static.origin, *csp.get("connect_domains", [])])
     frames = " ".join(csp.get("frame_domains", [])) or "'none'"
     policy = "; ".join(
         [

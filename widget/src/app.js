@@ -6,6 +6,8 @@
 
 import { createJobSession } from "./job-session.js";
 import { routeToolResult, waitingMessage } from "./route.js";
+import { startAnalysis } from "./uploader.js";
+import { createFormView } from "./views/form.js";
 import { renderGiftView } from "./views/gifts.js";
 import { createJobView } from "./views/job.js";
 import { renderToolError, renderWaiting } from "./views/simple.js";
@@ -50,6 +52,25 @@ export function createApp({ root }) {
     return host?.hostContext?.toolInfo?.tool?.name ?? null;
   }
 
+  function showForm(form) {
+    const view = createFormView({
+      form,
+      async onStart({ file, settings }) {
+        try {
+          const { jobId, sent } = await startAnalysis({ host, file, settings, onStage: (stage) => view.showBusy(stage) });
+          if (torndown) return;
+          toolInput = settings; // the job view's subtitle says what was asked
+          showJob(jobId);
+          const following = session;
+          sent.catch((error) => following?.abandon(String(error?.message ?? error)));
+        } catch (error) {
+          view.showProblem(String(error?.message ?? error));
+        }
+      },
+    });
+    show("form", view.element);
+  }
+
   function showJob(jobId) {
     if (session?.state.jobId === jobId) return; // the same job again (a reload, a repeat): keep following it
     stopSession();
@@ -58,6 +79,7 @@ export function createApp({ root }) {
       args: toolInput,
       onCancel: () => current.cancel(),
       onRetryResult: () => current.retryResult(),
+      onFullscreen: host?.canFullscreen ? () => host.requestFullscreen().catch(() => {}) : null,
     });
     const current = createJobSession({ jobId, host, onChange: (state) => view.update(state) });
     session = current;
@@ -98,7 +120,9 @@ export function createApp({ root }) {
         return;
       }
       stopSession();
-      if (route.view === "gifts") {
+      if (route.view === "form") {
+        showForm(route.form);
+      } else if (route.view === "gifts") {
         show("gifts", renderGiftView(route.gifts, toolInput, route.notice));
         afterPaint(() => mark("giftgenius:cards-drawn"));
       } else {

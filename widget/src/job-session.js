@@ -140,6 +140,7 @@ export function createJobSession({ jobId, host, onChange = () => {}, timers = re
     const serverEnded = TERMINAL_STATUSES.has(answer.status) && answer.pollAfterMs == null;
     if (serverEnded && !tracker.finished) state.status = answer.status;
     if (state.status === "completed") state.percentage = 100;
+    stopCountdown();
     state.connection = "";
     persist();
 
@@ -153,19 +154,35 @@ export function createJobSession({ jobId, host, onChange = () => {}, timers = re
     poll: pollOnce,
     timers,
     onFailure(error, { retryInMs }) {
-      const seconds = Math.max(1, Math.round(retryInMs / 1000));
       // A server that answered with an error is reachable: say what it said, not that it is gone.
       const said = error?.toolResult ? resultText(error.toolResult) : "";
-      state.connection = said
-        ? `The server answered: ${said} — retrying in ${seconds} s`
-        : `Server unreachable — retrying in ${seconds} s`;
-      changed();
+      showRetry(said ? `The server answered: ${said}` : "Server unreachable", Math.max(1, Math.round(retryInMs / 1000)));
     },
     onRecovery() {
+      stopCountdown();
       state.connection = "";
       changed();
     },
   });
+
+  // The retry notice counts down to the next attempt, a second at a time, so a long
+  // backoff reads as waiting, not as hanging.
+  let countdown = null;
+  function stopCountdown() {
+    if (countdown !== null) timers.clearTimeout(countdown);
+    countdown = null;
+  }
+  function showRetry(reason, seconds) {
+    stopCountdown();
+    state.connection = `${reason} — retrying in ${seconds} s`;
+    changed();
+    if (seconds > 1) {
+      countdown = timers.setTimeout(() => {
+        countdown = null;
+        showRetry(reason, seconds - 1);
+      }, 1000);
+    }
+  }
 
   function finish() {
     if (ended) return;
@@ -239,7 +256,15 @@ export function createJobSession({ jobId, host, onChange = () => {}, timers = re
     /** Stops polling and every later change (teardown, or another result replaced this job). */
     stop() {
       stopped = true;
+      stopCountdown();
       poller.stop();
+    },
+    /** The file never reached the server: stop the job that waits for it, and say why. */
+    async abandon(message) {
+      await this.cancel();
+      if (stopped) return;
+      state.notice = message;
+      changed();
     },
     async cancel() {
       if (ended || stopped || state.cancelling) return;

@@ -6,16 +6,21 @@ import { resultText } from "./bridge/tool-result.js";
 
 export const BULK_TOOL = "start_bulk_gift_analysis";
 export const SUGGEST_TOOL = "suggest_gifts";
+export const FORM_TOOL = "open_bulk_gift_form";
 
 /**
  * @param {{content: any[], structuredContent?: object, isError: boolean}} result normalised
  * @returns {{view: "gifts", gifts: object[], notice?: string} | {view: "job", jobId: string, status: string}
- *   | {view: "error", message: string}}
+ *   | {view: "form", form: object} | {view: "error", message: string}}
  */
 export function routeToolResult(result) {
   const data = result?.structuredContent;
   if (result?.isError) {
     return { view: "error", message: resultText(result) || "The tool reported an error." };
+  }
+  if (data?.form === "bulk") {
+    // The form to pick the employee file in: what the model set up, and the server's size limit.
+    return { view: "form", form: data };
   }
   if (Array.isArray(data?.gifts) && data.gifts.length === 0 && typeof data.notice === "string" && data.notice) {
     // Nothing fits: under window.openai no text reaches the view, so the notice says why.
@@ -36,6 +41,7 @@ export function routeToolResult(result) {
 /** What to say while the result is on its way, from the tool's name or its arguments. */
 export function waitingMessage(toolName, args) {
   if (toolName === BULK_TOOL || typeof args?.csv === "string") return "Starting the bulk gift analysis…";
+  if (toolName === FORM_TOOL) return "Opening the form…";
   if (toolName === SUGGEST_TOOL || typeof args?.recipient === "string") return "Finding gift ideas…";
   return "Waiting for the result…";
 }

@@ -114,7 +114,7 @@ describe("MCP Apps adapter", () => {
     assert.deepEqual(request.params, {
       protocolVersion: "2026-01-26",
       appInfo: { name: "giftgenius-widget", version: "0.1.0" },
-      appCapabilities: { availableDisplayModes: ["inline"] },
+      appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] },
     });
     assert.equal(window.host.sent[0].targetOrigin, "*");
     answerInitialize(window);

@@ -132,6 +132,26 @@ describe("JobSession", () => {
     assert.equal(session.state.status, "completed");
   });
 
+  test("the retry notice counts down to the next attempt", async () => {
+    const [first, second, third] = threePolls();
+    const down = new Error("host: server unreachable");
+    const host = fakeHost({ answers: [first, down, down, down, second, third] });
+    const { session, timers } = start(host);
+    await timers.advance(0);
+    await timers.advance(500);
+    await timers.advance(1000);
+    await timers.advance(2000);
+    assert.equal(session.state.connection, "Server unreachable — retrying in 4 s");
+    const shown = [];
+    for (let second = 0; second < 3; second += 1) {
+      await timers.advance(1000);
+      shown.push(session.state.connection);
+    }
+    assert.deepEqual(shown, [3, 2, 1].map((left) => `Server unreachable — retrying in ${left} s`));
+    await timers.advance(1000);
+    assert.equal(session.state.connection, "", "the retry came on time and got through");
+  });
+
   test("a reloaded view resumes from the saved cursor and lands in the same place", async () => {
     const store = new Map();
     const answers = threePolls();

@@ -38,8 +38,10 @@ __all__ = ["CLIENT_INFO", "ServerError", "StdioClient", "WireEvent", "connect_st
 CLIENT_INFO = {"name": "herald-client", "version": "0.1.0"}
 #: How long a server gets to exit after its stdin closes before it is terminated.
 EXIT_GRACE = 5.0
-#: The longest line (one message) read from the server, in bytes.
-READ_LIMIT = 64 * 1024 * 1024
+#: The longest line (one message) read from the server, in bytes. A job's result document
+#: is read in one message, and a 140,000-person bulk result is about 130 MB once escaped
+#: inside a JSON-RPC answer; the buffer grows only as far as the longest line needs.
+READ_LIMIT = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,13 @@ export function createMcpAppsHost({ window, stateStore, timers = window }) {
     loadState(jobId) {
       return stateStore.load(jobId);
     },
+    get canFullscreen() {
+      const modes = hostContext?.availableDisplayModes;
+      return Array.isArray(modes) && modes.includes("fullscreen");
+    },
+    async requestFullscreen() {
+      await peer.request("ui/request-display-mode", { mode: "fullscreen" });
+    },
     reportSize(size) {
       peer.notify("ui/notifications/size-changed", size);
     },
@@ -114,7 +121,7 @@ export function createMcpAppsHost({ window, stateStore, timers = window }) {
     const result = await peer.request("ui/initialize", {
       protocolVersion: PROTOCOL_VERSION,
       appInfo: APP_INFO,
-      appCapabilities: { availableDisplayModes: ["inline"] },
+      appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] },
     });
     hostContext = result?.hostContext ?? {};
     hostCapabilities = result?.hostCapabilities ?? {};

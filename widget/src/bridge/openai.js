@@ -92,6 +92,26 @@ export function createOpenAiHost({ window }) {
     reportSize() {
       // ChatGPT sizes the frame itself.
     },
+    // The file the person picks goes to ChatGPT's file store; the job downloads it from there.
+    uploadFile:
+      typeof openai.uploadFile === "function"
+        ? async (file) => {
+            const uploaded = await openai.uploadFile(file);
+            if (typeof uploaded?.fileId !== "string") throw new Error("The host did not keep the file");
+            return uploaded.fileId;
+          }
+        : undefined,
+    async fileDownloadUrl(fileId) {
+      const link = await openai.getFileDownloadUrl?.({ fileId });
+      if (typeof link?.downloadUrl !== "string") throw new Error("The host gave no link to the file");
+      return link.downloadUrl;
+    },
+    get canFullscreen() {
+      return typeof openai.requestDisplayMode === "function";
+    },
+    async requestFullscreen() {
+      await openai.requestDisplayMode({ mode: "fullscreen" });
+    },
     on: events.on,
     close() {},
   };

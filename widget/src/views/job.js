@@ -45,9 +45,10 @@ function subtitle(args) {
  * @param {object|null} options.args the start tool's input, for the subtitle
  * @param {() => void} options.onCancel
  * @param {() => void} options.onRetryResult
+ * @param {(() => void)|null} [options.onFullscreen] where the host offers fullscreen: open it
  * @returns {{element: HTMLElement, update: (state: object) => void}}
  */
-export function createJobView({ jobId, args, onCancel, onRetryResult }) {
+export function createJobView({ jobId, args, onCancel, onRetryResult, onFullscreen = null }) {
   const fill = h("div", { class: "progress-fill" });
   const bar = h(
     "div",
@@ -112,7 +113,7 @@ export function createJobView({ jobId, args, onCancel, onRetryResult }) {
         ),
       );
     } else if (result.status === "ready") {
-      resultSlot.replaceChildren(renderResults(result.document));
+      resultSlot.replaceChildren(renderResults(result.document, { onFullscreen }));
     }
   }
 

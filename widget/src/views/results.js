@@ -76,9 +76,10 @@ function renderPerson(person) {
 
 /**
  * @param {object} result the job's result document ({people, problems, summary, ...})
- * @param {{pageSize?: number}} [options]
+ * @param {{pageSize?: number, onFullscreen?: (() => void)|null}} [options] `onFullscreen`: the
+ *   host can show the view full screen, where a long result is easier to read
  */
-export function renderResults(result, { pageSize = PAGE_SIZE } = {}) {
+export function renderResults(result, { pageSize = PAGE_SIZE, onFullscreen = null } = {}) {
   const index = buildSearchIndex(result.people);
   let query = "";
   let page = 1;
@@ -134,6 +135,9 @@ export function renderResults(result, { pageSize = PAGE_SIZE } = {}) {
       { class: "results-toolbar" },
       h("label", { class: "visually-hidden", for: "results-search", text: "Search people, departments, interests or gifts" }),
       search,
+      onFullscreen
+        ? h("button", { type: "button", class: "results-fullscreen", onclick: () => onFullscreen() }, "Full screen")
+        : null,
     ),
     count,
     list,

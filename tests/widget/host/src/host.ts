@@ -132,6 +132,8 @@ class TestHost {
   logs: unknown[] = [];
   messages: unknown[] = [];
   sizes: { width?: number; height?: number }[] = [];
+  /** Every display mode the view asked for; fullscreen is granted (the frame fills the window). */
+  displayModeRequests: string[] = [];
   /** What chaos mode added to the answers it relayed. */
   injected: { duplicates: number; replays: number; stale: JobEvent[] } = { duplicates: 0, replays: 0, stale: [] };
   /** New sessions the host opened after losing one; `reconnectFailures`, attempts that found no server. */
@@ -211,7 +213,7 @@ class TestHost {
       theme,
       styles: { variables: styleVariables(theme) },
       displayMode: "inline",
-      availableDisplayModes: ["inline"],
+      availableDisplayModes: ["inline", "fullscreen"],
       containerDimensions: { width: 720, maxHeight: options.maxHeight ?? 2400 },
       locale: "en-US",
       timeZone: "UTC",
@@ -255,6 +257,14 @@ class TestHost {
     bridge.onmessage = async (params) => {
       this.messages.push(params);
       return {};
+    };
+    bridge.onrequestdisplaymode = async ({ mode }) => {
+      this.displayModeRequests.push(mode);
+      const granted = mode === "fullscreen" ? "fullscreen" : "inline";
+      iframe.classList.toggle("fullscreen", granted === "fullscreen");
+      this.context = { ...this.context, displayMode: granted };
+      bridge.setHostContext(this.context);
+      return { mode: granted };
     };
     bridge.onsizechange = ({ width, height }) => {
       this.sizes.push({ width, height });

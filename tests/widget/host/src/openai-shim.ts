@@ -13,6 +13,10 @@
  *   `openaiShim.violations`, unless the tool says `_meta["openai/widgetAccessible"]: true`;
  *   answers with the result's `content`, `structuredContent`, `isError` and `_meta` (also
  *   as `meta`, and its text as `result`, the older documented shapes);
+ * - `uploadFile(file)` keeps a file in the host's file store and answers `{fileId}`;
+ *   `getFileDownloadUrl({fileId})` answers `{downloadUrl}`, a link the server downloads from
+ *   (here the file store is the test's static server, on loopback over plain http, which a
+ *   server on loopback may read);
  * - `sendFollowUpMessage({prompt})`, `requestDisplayMode({mode})`, `openExternal({href})`:
  *   recorded, granted as ChatGPT's inline view would (display mode stays "inline");
  * - events on `window`: `openai:set_globals` (`CustomEvent`, `detail.globals` = the globals
@@ -75,6 +79,7 @@ const record = {
   widgetStates: [] as (UnknownObject | null)[],
   followUps: [] as string[],
   displayModeRequests: [] as string[],
+  uploads: [] as { fileId: string; name: string; size: number }[],
   externalLinks: [] as string[],
   setGlobalsEvents: [] as string[][],
   error: null as string | null,
@@ -128,6 +133,19 @@ function install(shim: ShimConfig): void {
       entry.isError = result.isError === true;
       window.dispatchEvent(new CustomEvent("openai:tool_response", { detail: { tool: { name, args } } }));
       return respond(result);
+    },
+
+    async uploadFile(file: File): Promise<{ fileId: string }> {
+      const fileId = `file-${record.uploads.length + 1}-${Math.random().toString(36).slice(2, 10)}`;
+      const stored = await fetch(`/uploads/${fileId}`, { method: "PUT", body: file, headers: { "Content-Type": file.type || "application/octet-stream" } });
+      if (!stored.ok) throw new Error(`uploadFile: the file store answered ${stored.status}`);
+      record.uploads.push({ fileId, name: file.name, size: file.size });
+      return { fileId };
+    },
+
+    async getFileDownloadUrl({ fileId }: { fileId: string }): Promise<{ downloadUrl: string }> {
+      if (!record.uploads.some((upload) => upload.fileId === fileId)) throw new Error(`getFileDownloadUrl: no file ${fileId}`);
+      return { downloadUrl: new URL(`/uploads/${fileId}`, location.href).href };
     },
 
     async sendFollowUpMessage({ prompt }: { prompt: string }): Promise<void> {

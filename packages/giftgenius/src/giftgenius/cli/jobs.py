@@ -95,10 +95,15 @@ def bulk(
     spawn = SPAWNED_SERVER
     if max_message_bytes is not None:
         spawn = [*SPAWNED_SERVER, "--max-message-bytes", str(max_message_bytes)]
-    arguments = {"csv": decoded.text, "occasion": occasion, "budget_per_person": budget}
+    # The file goes as the widget sends one, in parts after the start, so no message holds
+    # it whole: a 10 MB file stays within any server's message limit. It goes as UTF-8,
+    # whatever it was on disk (the note above says what it was read as).
+    data = decoded.text.encode("utf-8")
+    upload = {"size": len(data), "file_name": csv_file.name, "mime_type": "text/csv"}
+    arguments = {"upload": upload, "occasion": occasion, "budget_per_person": budget}
     run = BulkRun(console, url, spawn, modern, retry_for)
     try:
-        outcome = asyncio.run(run.start_and_follow(arguments, files))
+        outcome = asyncio.run(run.start_and_follow(arguments, files, data))
     except KeyboardInterrupt:  # before the job was started, or while it was being cancelled
         outcome = "cancelled" if run.cancel_asked else "stopped"
     _finish(console, outcome, run)
@@ -137,8 +142,8 @@ class BulkRun:
     #: Set once the server acknowledged the request to cancel the job.
     cancel_asked: bool = False
 
-    async def start_and_follow(self, arguments: dict[str, Any], files: tuple[Path, Path]) -> str:
-        """Start the job, follow it to its end, write its result; the way it ended."""
+    async def start_and_follow(self, arguments: dict[str, Any], files: tuple[Path, Path], data: bytes) -> str:
+        """Start the job, send it the file, follow it to its end, write its result; the way it ended."""
         from herald.client import ServerError
 
         target = giftgenius_target(self.url, self.spawn)
@@ -159,6 +164,7 @@ class BulkRun:
                 )
             where = Whereabouts(target, job_id, self.retry_for)
             try:
+                await self._send(client, job_id, data)
                 final = await follow(client, job_id, self.console, where)
             except asyncio.CancelledError:  # Ctrl-C
                 current = asyncio.current_task()
@@ -166,6 +172,21 @@ class BulkRun:
                     current.uncancel()
                 return await self._cancel(client, job_id)
             return await keep_result(client, final, documents(files), self.console, where)
+
+    async def _send(self, client: Client, job_id: str, data: bytes) -> None:
+        """Send the job its file, part by part, as the widget does; a part is safe to send
+        twice, so one lost with its server is sent again once the server is back."""
+        from herald.client import ServerError
+        from herald.server.uploads import SEND_PART_TOOL, encoded_parts
+
+        try:
+            for part in encoded_parts(data):
+                call = {"name": SEND_PART_TOOL, "arguments": {"jobId": job_id, **part}}
+                sent = await client.request_again("tools/call", call)
+                if sent.get("isError"):
+                    raise UserError(f"the server refused the file: {result_text(sent)}")
+        except ServerError as error:
+            raise refusal(error, spawned=self.url is None) from None
 
     async def _cancel(self, client: Client, job_id: str) -> str:
         from herald.client import ConnectionLost, ServerError
