@@ -2,8 +2,11 @@
 
 Writes docs/widget-gifts-{light,dark}.png (suggestions as cards),
 docs/widget-job-{light,dark}.png (a bulk analysis while it runs: the live bar, stage, ETA
-and Cancel) and docs/widget-results-{light,dark}.png (a finished analysis with everyone's
-gifts), using the same test host, real server and Chromium as the browser tests. Run from the repository
+and Cancel), docs/widget-results-{light,dark}.png (a finished analysis with everyone's
+gifts), docs/widget-form-{light,dark}.png (the form with a file picked),
+docs/widget-upload-{light,dark}.png (an analysis of a file the widget sent: its file step
+done, the rest under way) and docs/widget-fullscreen-{light,dark}.png (a result opened
+full screen), using the same test host, real server and Chromium as the browser tests. Run from the repository
 root: `.venv/bin/python tests/widget/screenshots.py [--out DIR]` (or `-m tests.widget.screenshots`).
 """
 
@@ -46,9 +49,24 @@ SUGGEST = {
 }
 
 
-def shoot(browser: Browser, static: StaticServer, server: GiftServer, out: Path, theme: Theme) -> list[Path]:
+def pick_file(host: HostPage, folder: Path, people: int, *, start: bool, theme: Theme) -> None:
+    """Open the bulk form, choose a CSV of `people`, and start the analysis if `start`
+    (the file must stay in `folder` until the widget has sent it)."""
+    source = folder / f"{people}" / "employees.csv"
+    source.parent.mkdir(exist_ok=True)
+    source.write_text(employees_csv(people), encoding="utf-8")
+    host.run("open_bulk_gift_form", {"occasion": "birthday"}, theme=theme)
+    host.frame.locator("#bulk-file").set_input_files(str(source))
+    expect(host.frame.locator(".drop-file")).to_contain_text("employees.csv")
+    if start:
+        host.frame.get_by_role("button", name="Start the analysis").click()
+
+
+def shoot(
+    browser: Browser, static: StaticServer, server: GiftServer, out: Path, theme: Theme, files: Path
+) -> list[Path]:
     written = []
-    for view in ("gifts", "job", "results"):
+    for view in ("gifts", "job", "results", "form", "upload", "fullscreen"):
         context = browser.new_context(
             viewport={"width": 760, "height": 900}, device_scale_factor=2, color_scheme=theme
         )
@@ -70,6 +88,30 @@ def shoot(browser: Browser, static: StaticServer, server: GiftServer, out: Path,
             host.frame.wait_for_function(f"() => Number({valuenow}) >= 30", timeout=60_000)
             expect(host.frame.locator("section.job")).to_have_attribute("data-status", "running")
             expect(bar).to_be_visible()
+        elif view == "form":
+            pick_file(host, files, 2_000, start=False, theme=theme)
+        elif view == "upload":
+            # The file went in parts, its step is done, and the analysis runs on in the same bar.
+            pick_file(host, files, RUNNING_PEOPLE, start=True, theme=theme)
+            valuenow = "document.querySelector('[role=progressbar]')?.getAttribute('aria-valuenow')"
+            host.frame.wait_for_function(f"() => Number({valuenow}) >= 30", timeout=60_000)
+            expect(host.frame.locator("section.job")).to_have_attribute("data-status", "running")
+        elif view == "fullscreen":
+            page.set_viewport_size({"width": 1100, "height": 760})
+            pick_file(host, files, 2_000, start=True, theme=theme)
+            expect(host.frame.locator("section.job")).to_have_attribute(
+                "data-status", "completed", timeout=JOB_TIMEOUT_MS
+            )
+            host.frame.get_by_role("button", name="Full screen").click()
+            page.wait_for_function("() => testHost.displayModeRequests.includes('fullscreen')")
+            host.frame.evaluate(
+                "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+            )
+            path = out / f"widget-{view}-{theme}.png"
+            page.screenshot(path=str(path), animations="disabled")
+            written.append(path)
+            context.close()
+            continue
         else:
             # A host that caps the height (as chat hosts do): the results scroll inside the view.
             arguments = {"csv": employees_csv(120), "occasion": "holiday"}
@@ -117,7 +159,7 @@ def main() -> int:
     ):
         themes: tuple[Theme, ...] = ("light", "dark")
         for theme in themes:
-            for path in shoot(browser, static, server, out, theme):
+            for path in shoot(browser, static, server, out, theme, Path(store)):
                 print(path)
     return 0
 

@@ -85,6 +85,10 @@ def test_a_picked_file_goes_in_parts_through_the_host_and_one_bar_shows_it_all(
     assert said[0] == "receiving the file"
     assert any(stage.startswith("receiving the file: ") for stage in said)
 
+    steps = frame.locator("ol.job-steps > li")
+    expect(steps).to_have_text(["File", "Read", "Interests", "Match", "Write"])
+    expect(steps.first).to_have_attribute("data-state", "done")
+
     frame.get_by_role("button", name="Full screen").click()
     host.page.wait_for_function("() => testHost.displayModeRequests.length === 1")
     assert host.host("() => testHost.displayModeRequests") == ["fullscreen"]

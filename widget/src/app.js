@@ -59,7 +59,7 @@ export function createApp({ root }) {
         try {
           const { jobId, sent } = await startAnalysis({ host, file, settings, onStage: (stage) => view.showBusy(stage) });
           if (torndown) return;
-          toolInput = settings; // the job view's subtitle says what was asked
+          toolInput = { ...settings, upload: { size: file.size } }; // what the job view shows was asked
           showJob(jobId);
           const following = session;
           sent.catch((error) => following?.abandon(String(error?.message ?? error)));

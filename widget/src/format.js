@@ -39,5 +39,6 @@ const STAGE_LABELS = {
 /** A stage name as a person reads it. */
 export function stageLabel(stage) {
   if (typeof stage !== "string" || !stage) return "";
+  // "receiving the file: 1.2 MB of 9.8 MB" reads best as it comes, capitalised.
   return STAGE_LABELS[stage] ?? stage.charAt(0).toUpperCase() + stage.slice(1);
 }

@@ -93,3 +93,22 @@ describe("format", () => {
     assert.equal(resolveTheme("sepia", false), "light");
   });
 });
+
+describe("job steps", () => {
+  test("a file stage is the file step, whichever way the file came, and the analysis stages are their own", async () => {
+    const { stepOf } = await import("../src/views/job.js");
+    assert.equal(stepOf("receiving the file"), "file");
+    assert.equal(stepOf("downloading the file: 1.2 MB of 9.8 MB"), "file");
+    assert.deepEqual(["parse", "extract", "match", "write"].map(stepOf), ["parse", "extract", "match", "write"]);
+    assert.equal(stepOf("resumed"), null);
+    assert.equal(stepOf(null), null);
+  });
+});
+
+describe("the bulk form", () => {
+  test("a form result opens the form with what the tool set up", () => {
+    const form = { form: "bulk", occasion: "birthday", budgetPerPerson: 40, maxBytes: 1024 };
+    assert.deepEqual(routeToolResult({ content: [], structuredContent: form, isError: false }), { view: "form", form });
+    assert.equal(waitingMessage("open_bulk_gift_form", {}), "Opening the form…");
+  });
+});

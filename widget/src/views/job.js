@@ -8,6 +8,23 @@ import { formatEta, formatUsd, stageLabel, wholePercent } from "../format.js";
 import { h, setText } from "./dom.js";
 import { renderResults } from "./results.js";
 
+// The steps under the bar, in the order the job goes through them. The file step is shown
+// only for a job that fetched its file (sent by the widget, or attached in ChatGPT).
+const STEPS = [
+  ["file", "File"],
+  ["parse", "Read"],
+  ["extract", "Interests"],
+  ["match", "Match"],
+  ["write", "Write"],
+];
+
+/** Which step a stage belongs to: the file step's stages say what they do with bytes so far. */
+export function stepOf(stage) {
+  if (typeof stage !== "string") return null;
+  if (/^(receiving|downloading) the file/.test(stage)) return "file";
+  return STEPS.some(([key]) => key === stage) ? stage : null;
+}
+
 const STATUS_WORDS = {
   pending: "Queued",
   running: "Running",
@@ -75,6 +92,11 @@ export function createJobView({ jobId, args, onCancel, onRetryResult, onFullscre
   const error = h("div", { class: "job-error", role: "alert", hidden: true }, errorMessage, errorHint);
   const cancel = h("button", { type: "button", class: "job-cancel", onclick: () => onCancel() }, "Cancel");
   const resultSlot = h("div", { class: "job-result-slot" });
+  const stepItems = new Map(STEPS.map(([key, label]) => [key, h("li", { class: "job-step", "data-step": key, text: label })]));
+  const steps = h("ol", { class: "job-steps", "aria-label": "Steps" }, [...stepItems.values()]);
+  // Known from the start when the job was given a file; otherwise shown once a file stage is seen.
+  stepItems.get("file").hidden = !(args?.upload || args?.employees_file);
+  let reached = -1; // the furthest step seen: a step never goes back, as the job's stages do not
   const note = subtitle(args);
 
   const element = h(
@@ -86,7 +108,7 @@ export function createJobView({ jobId, args, onCancel, onRetryResult, onFullscre
       h("div", { class: "view-heading" }, h("h2", { class: "view-title", id: "job-title", text: "Bulk gift analysis" }), badge),
       note ? h("p", { class: "view-subtitle", text: note }) : null,
     ),
-    h("div", { class: "job-progress" }, bar, h("div", { class: "job-meta" }, stage, percent, eta)),
+    h("div", { class: "job-progress" }, bar, steps, h("div", { class: "job-meta" }, stage, percent, eta)),
     status,
     notice,
     connection,
@@ -117,6 +139,21 @@ export function createJobView({ jobId, args, onCancel, onRetryResult, onFullscre
     }
   }
 
+  function updateSteps(state) {
+    const step = stepOf(state.stage);
+    if (step === "file") stepItems.get("file").hidden = false;
+    const index = STEPS.findIndex(([key]) => key === step);
+    if (index > reached) reached = index;
+    const finished = state.status === "completed";
+    STEPS.forEach(([key], position) => {
+      const item = stepItems.get(key);
+      const mark = finished || position < reached ? "done" : position === reached ? "current" : "todo";
+      item.dataset.state = mark;
+      if (mark === "current") item.setAttribute("aria-current", "step");
+      else item.removeAttribute("aria-current");
+    });
+  }
+
   function update(state) {
     const terminal = state.status === "completed" || state.status === "failed" || state.status === "cancelled";
     const value = wholePercent(state.status === "completed" ? 100 : state.percentage);
@@ -145,6 +182,7 @@ export function createJobView({ jobId, args, onCancel, onRetryResult, onFullscre
     cancel.hidden = terminal;
     setText(cancel, state.cancelling && !terminal ? "Cancelling…" : "Cancel");
 
+    updateSteps(state);
     updateResult(state);
   }
 
