@@ -30,6 +30,12 @@ INTERESTS = [
     "knitting",
     "programming",
     "astronomy",
+    "fishing",
+    "woodworking",
+    "video games",
+    "minecraft",
+    "vinyl",
+    "grilling",
 ]
 
 
@@ -192,3 +198,23 @@ def test_not_json(tmp_path: Path) -> None:
 )
 def test_normalize_occasion(text: str, expected: str) -> None:
     assert normalize_occasion(text) == expected
+
+
+def test_drinks_say_they_hold_alcohol(catalog: Catalog) -> None:
+    """The sobriety filter reads tags: every drink gift must say it holds alcohol or serves drinkers."""
+    drinks = {"wine", "beer", "whisky", "spirits", "champagne", "cocktails"}
+    for gift in catalog.gifts:
+        if drinks & set(gift.tags):
+            assert {"contains alcohol", "for drinkers"} & set(gift.tags), gift.id
+
+
+def test_pet_gear_says_which_pet_it_needs(catalog: Catalog) -> None:
+    """The pet filter reads tags: a gift for a pet to use says which pet it needs."""
+    for gift in catalog.in_category("pets"):
+        if "toys" in gift.tags or gift.name.lower().startswith(("dog ", "cat ")):
+            assert {"needs a dog", "needs a cat", "needs a pet"} & set(gift.tags), gift.id
+
+
+def test_a_gift_for_one_event_is_made_for_it(catalog: Catalog) -> None:
+    assert catalog.by_id("personalized-retirement-plaque").made_for == "retirement"
+    assert catalog.by_id("dog-hiking-harness-with-saddlebags").made_for is None

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import orjson
 
-from herald.jobs.documents import pack, unpack
+from herald.jobs.documents import Packing, pack, unpack
 from herald.jobs.record import JobRecord
 from herald.jobs.service import JobService, JobTakenOver
 from herald.stores.errors import StoreError
@@ -121,6 +121,14 @@ class JobContext:
             stored_type, stored = pack(mime_type, body)
         else:
             stored_type, stored = await asyncio.to_thread(pack, mime_type, body)
+        with self._watching_the_store():
+            await self.service.put_result(self.job_id, name, stored_type, stored)
+        return RESULT_TEMPLATE.format(job_id=self.job_id, name=name)
+
+    async def save_packed_result(self, name: str, packing: Packing) -> str:
+        """Store a document this job packed as it wrote it (`herald.jobs.documents.Packing`),
+        for one too big to hold whole; returns its resource URI. Finishes the packing."""
+        stored_type, stored = packing.finish()
         with self._watching_the_store():
             await self.service.put_result(self.job_id, name, stored_type, stored)
         return RESULT_TEMPLATE.format(job_id=self.job_id, name=name)

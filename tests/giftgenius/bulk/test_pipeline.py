@@ -234,14 +234,14 @@ async def test_a_resumed_run_reuses_the_saved_matches_and_ends_the_same(
 
     text = generated_csv(4_500)
     matched = 0
-    real = Suggester.suggest
+    real = Suggester.ranking
 
     def counting(self: Suggester, **kwargs: Any) -> object:
         nonlocal matched
         matched += 1
         return real(self, **kwargs)
 
-    monkeypatch.setattr(Suggester, "suggest", counting)
+    monkeypatch.setattr(Suggester, "ranking", counting)
     saved: list[dict[str, object]] = []
 
     async def save(state: dict[str, object]) -> None:

@@ -10,7 +10,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -22,6 +22,7 @@ from giftgenius.spreadsheet import decode_csv
 from giftgenius.suggest import MIN_BUDGET, OCCASIONS, NoFit, SuggestionInputError, suggest_gifts
 from herald import PromptResult, Server, ToolResult, ToolUI, Upload, Widget
 from herald.content import message, text
+from herald.jobs.documents import Packing
 from herald.runtime import JobContext, JobFailure
 from herald.server.files import DownloadFailed, DownloadPolicy, FileRef, download
 from herald.server.uploads import UploadFailed, receive_upload
@@ -161,10 +162,63 @@ def build_server(
             ),
         ],
         count: Annotated[int, Field(ge=1, le=20, description="How many suggestions to return")] = 5,
+        interests: Annotated[
+            list[str] | None,
+            Field(
+                description=(
+                    "The recipient's interests, one short phrase each, filled from everything the user said "
+                    "in the conversation, e.g. ['fishing', 'vinyl records']; when given they replace the "
+                    "interests read from recipient"
+                )
+            ),
+        ] = None,
+        avoid: Annotated[
+            list[str] | None,
+            Field(
+                description=(
+                    "What the recipient dislikes or must not get, filled from the conversation, e.g. "
+                    "['alcohol', 'board games']; added to what recipient rules out"
+                )
+            ),
+        ] = None,
+        age: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                le=130,
+                description="The recipient's age in years if the conversation says it; overrides recipient",
+            ),
+        ] = None,
+        age_group: Annotated[
+            Literal["baby", "child", "teen", "adult", "senior"] | None,
+            Field(
+                description="The recipient's age group when the conversation implies one but no age; age wins"
+            ),
+        ] = None,
+        relationship: Annotated[
+            str | None,
+            Field(
+                description=(
+                    "Who the recipient is to the user, from the conversation, e.g. 'boss', 'nephew', 'mom'; "
+                    "overrides the one named in recipient"
+                )
+            ),
+        ] = None,
     ) -> ToolResult:
         """Suggest gifts from the catalog that fit the occasion, the budget and the recipient's interests."""
         try:
-            outcome = suggest_gifts(gifts, occasion=occasion, budget=budget, recipient=recipient, count=count)
+            outcome = suggest_gifts(
+                gifts,
+                occasion=occasion,
+                budget=budget,
+                recipient=recipient,
+                count=count,
+                interests=interests,
+                avoid=avoid,
+                age=age,
+                age_group=age_group,
+                relationship=relationship,
+            )
         except SuggestionInputError as problem:
             # Blank text the schema's pattern cannot see (Python strips more than \s): say what to send.
             return _tool_error(str(problem))
@@ -320,10 +374,17 @@ def build_server(
             )
         except BulkInputError as problem:
             raise JobFailure(problem.code, problem.message, problem.hint) from None
-        # Megabytes for a big file: written out on a worker thread, as the analysis ran.
-        document, export = await asyncio.to_thread(lambda: (result.to_json_bytes(), result.to_csv()))
-        uri = await ctx.save_result("result.json", document, "application/json")
-        await ctx.save_result("result.csv", export, "text/csv")
+        # Tens of megabytes for a big file: packed as it is written, on a worker thread, as
+        # the analysis ran; only the packed bytes are ever held.
+        document, export = Packing("application/json"), Packing("text/csv")
+
+        def write_out() -> None:
+            result.write_json(document.write)
+            result.write_csv(export.write)
+
+        await asyncio.to_thread(write_out)
+        uri = await ctx.save_packed_result("result.json", document)
+        await ctx.save_packed_result("result.csv", export)
         ctx.complete(uri, result.summary_text())
 
     return server

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "GENERAL_OCCASIONS",
     "OCCASIONS",
     "Catalog",
     "CatalogError",
@@ -45,6 +46,11 @@ OCCASIONS: tuple[str, ...] = (
     "get_well",
     "any",
 )
+
+#: Occasions that say little about a gift: nearly every gift suits a birthday or the holidays, so
+#: being listed for one does not tie a gift to anything. Every other occasion is a life event
+#: (a retirement, a new baby) or a day with its own customs (Mother's Day, a thank-you).
+GENERAL_OCCASIONS: frozenset[str] = frozenset({"birthday", "holiday", "any"})
 
 # Everyday names people give occasions, keyed by their normalized form. Users type "Xmas" or
 # "Valentine's Day"; the catalog only knows the fixed vocabulary above.
@@ -166,6 +172,18 @@ class Gift:
     def suits_age(self, age: int) -> bool:
         """True when ``age`` lies within the gift's inclusive age range."""
         return self.age_min <= age <= self.age_max
+
+    @property
+    def made_for(self) -> str | None:
+        """The one event this gift is made for, or None when it suits more than one occasion.
+
+        A gift listed for a single occasion that is not a general one is about that event (a
+        retirement plaque, a get-well care package): given for anything else it reads as a mistake,
+        such as a retirement plaque for a retired father's birthday.
+        """
+        if len(self.occasions) == 1 and self.occasions[0] not in GENERAL_OCCASIONS:
+            return self.occasions[0]
+        return None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The gift as plain JSON types, in the same shape as the packaged data."""

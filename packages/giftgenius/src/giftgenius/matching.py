@@ -12,6 +12,12 @@ hobbies the catalog cannot serve ("likes fishing"). So every interest records ho
 after a cue such as "loves", disliked after one such as "hates" (a gift matching it is excluded, not
 merely ranked lower), or just mentioned; and whether the catalog has nothing for it, in which case the
 closest catalog tags stand in and callers can say so plainly instead of pretending to a match.
+
+A description also says things about the person that are not hobbies: a life event ("just retired",
+"moving house"), who they are to the giver ("my boss"), a diet or habit ("vegan", "sober"), kids or
+pets ("has two kids", "has a dog", "no pets"). `read_context` reads those into a `Context`, and
+`extract_interests` leaves the event and sobriety phrases out, so "retired" never matches a
+retirement plaque as if it were a hobby, and "doesn't drink" never rules out food & drink.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Literal
 
@@ -31,6 +37,7 @@ from giftgenius.catalog import Gift
 
 __all__ = [
     "STOP_WORDS",
+    "Context",
     "GiftMatch",
     "Hit",
     "Interest",
@@ -39,7 +46,10 @@ __all__ = [
     "closest_table",
     "excluded",
     "extract_interests",
+    "given_interests",
     "match_gift",
+    "read_context",
+    "relationship_kind",
     "serves",
     "stem",
     "text_terms",
@@ -85,6 +95,9 @@ _STOP_WORDS_TEXT = """
     big huge fan fans obsessed passionate crazy totally kind sort lot lots thing things stuff
     someone somebody person people guy gal friend friends buddy pal bestie best good great new
     gift gifts present presents recipient idea ideas something anything special nice
+    recently newly soon finally currently
+    one two three four five six seven eight nine ten
+    teenage teenaged tween tweens preteen preteens
     mom mum mother dad father parent parents wife husband partner spouse boyfriend girlfriend fiance
     fiancee sister brother sibling son daughter aunt uncle niece nephew cousin grandma grandpa
     grandmother grandfather grandparent grandparents grandson granddaughter boss coworker colleague
@@ -100,9 +113,16 @@ STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 _stemmers = threading.local()
 
 
+#: Words whose Snowball stem would merge a hobby with something else: "fishing" is not "fish" (an
+#: angler wants tackle, not an aquarium), "boxing" is not "box" (every gift box).
+_OWN_STEMS: Mapping[str, str] = {"fishing": "fishing", "boxing": "boxing"}
+
+
 @functools.lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """The Snowball English stem of a lowercase word ("games" -> "game", "hiking" -> "hike")."""
+    if word in _OWN_STEMS:
+        return _OWN_STEMS[word]
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
         stemmer = _stemmers.english = snowballstemmer.stemmer("english")
@@ -317,6 +337,8 @@ class Interest:
     rule out video games. ``text`` is the description's own words, ``quotes`` the words behind each
     term, for explanations that quote rather than show stems. ``phrases`` are the catalog phrases of a
     table hit. ``closest`` means the catalog has nothing for ``text`` and ``phrases`` stand in for it.
+    ``given`` marks an interest passed as a structured hint rather than read from the description, so
+    an explanation can say it matches "the interest you gave".
     """
 
     terms: frozenset[Term]
@@ -326,10 +348,12 @@ class Interest:
     closest: bool
     phrases: tuple[str, ...]
     quotes: Mapping[Term, str]
+    given: bool = False
 
     @property
     def stated(self) -> bool:
-        """Said with a liking cue ("likes fishing"), so worth telling the user when nothing matches."""
+        """Said with a liking cue ("likes fishing") or given as a hint, so worth telling the user
+        when nothing matches."""
         return self.polarity == "liked"
 
     def quote(self, term: Term) -> str:
@@ -363,6 +387,7 @@ def _joined(first: Interest | None, second: Interest) -> Interest:
         closest=first.closest,
         phrases=first.phrases + second.phrases,
         quotes={**second.quotes, **first.quotes},
+        given=first.given,
     )
 
 
@@ -411,11 +436,15 @@ def extract_interests(text: str) -> Interests:
 
     Every run of content words is one interest; all phrases expanded from one table hit ("foodie" ->
     cooking, food) together form one. Something both liked and disliked counts as disliked, so a
-    gift for it is never suggested. Labels keep the words the user (or the table) used.
+    gift for it is never suggested. Labels keep the words the user (or the table) used. Life events
+    and sobriety ("retired", "new job", "doesn't drink") are context, not interests: they are cut out
+    first and read by `read_context` instead.
     """
     found: dict[tuple[int, int], Interest] = {}
     labels: dict[Term, str] = {}
-    for segment in _segments(text, describing_people=True):
+    for segment in _segments(
+        _CONTEXT_PHRASES.sub(",", text.lower().replace("’", "'")), describing_people=True
+    ):
         for index, run in enumerate(_content_runs(segment.words)):
             grams = list(_ngrams(run))
             label = segment.label
@@ -431,6 +460,33 @@ def extract_interests(text: str) -> Interests:
         if interest.polarity != "disliked" and interest.terms not in ruled_out
     )
     return Interests(liked=liked, disliked=disliked, labels=labels)
+
+
+def given_interests(parsed: Interests, interests: Sequence[str], avoid: Sequence[str]) -> Interests:
+    """``parsed`` with structured hints applied: given ``interests`` replace the liked ones read from
+    the description (when there are any), and ``avoid`` adds to what it rules out.
+
+    Hints come from the model, which has the whole conversation: when it names the interests, they
+    are a better account than the words of one description. Each hint is read like a description of
+    its own (so "sci-fi" still reaches science fiction and "fishing" its stand-ins) and marked
+    ``given`` so explanations can say where it came from.
+    """
+    liked = parsed.liked
+    labels = dict(parsed.labels)
+    if any(item.strip() for item in interests):
+        liked = ()
+        for item in interests:
+            read = extract_interests(item)
+            liked += tuple(replace(interest, polarity="liked", given=True) for interest in read.liked)
+            labels.update(read.labels)
+    avoided: tuple[Interest, ...] = ()
+    for item in avoid:
+        read = extract_interests(item)
+        avoided += tuple(replace(interest, polarity="disliked") for interest in (*read.liked, *read.disliked))
+    disliked = _unique((*parsed.disliked, *avoided))
+    ruled_out = {interest.terms for interest in disliked}
+    kept = _unique(interest for interest in liked if interest.terms not in ruled_out)
+    return Interests(liked=kept, disliked=disliked, labels=labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,12 +524,14 @@ class Hit:
     """One interest a gift meets: the description's words, and the catalog phrase they met.
 
     ``closest`` marks a stand-in: the catalog has nothing for ``quote`` and ``label`` is the nearest
-    thing it has, so an explanation must not claim the gift matches ``quote``.
+    thing it has, so an explanation must not claim the gift matches ``quote``. ``given`` marks an
+    interest passed as a hint rather than read from the description.
     """
 
     quote: str
     label: str
     closest: bool
+    given: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,7 +589,8 @@ def match_gift(interests: Interests, gift: Gift) -> GiftMatch:
         share = CLOSEST_SHARE if interest.closest else 1.0
         total += share * (best_score + SECONDARY_SHARE * others)
         label = profile.whole_tags.get(best_term) or interests.label(best_term)
-        found.append((share * best_score, Hit(interest.quote(best_term), label, interest.closest)))
+        hit = Hit(interest.quote(best_term), label, interest.closest, interest.given)
+        found.append((share * best_score, hit))
     found.sort(key=lambda item: (-item[0], item[1].label))
     hits: list[Hit] = []
     for _score, hit in found:
@@ -578,9 +637,10 @@ def age_hint(text: str) -> int | None:
     """The recipient's age if the text states it ("8-year-old", "turning 40") or implies a life stage.
 
     Returns None when nothing suggests an age, so no age filter is applied. Stated ages are clamped to
-    the catalog's 0-99 range.
+    the catalog's 0-99 range. Kids the recipient has ("mom of two kids") and a baby on its way ("just
+    had a baby") are about someone else, so they are left out before looking.
     """
-    lowered = text.lower()
+    lowered = _CONTEXT_PHRASES.sub(",", _KIDS.sub(",", text.lower().replace("’", "'")))
     for pattern in _AGE_PATTERNS:
         found = pattern.search(lowered)
         if found:
@@ -589,3 +649,297 @@ def age_hint(text: str) -> int | None:
         if pattern.search(lowered):
             return age
     return None
+
+
+# --- context: what a description says besides interests ----------------------------------------------
+
+
+def _words(*alternatives: str) -> str:
+    """One regex alternative matching any of ``alternatives`` as whole words."""
+    return r"(?<![a-z0-9])(?:" + "|".join(alternatives) + r")(?![a-z0-9])"
+
+
+#: Life events a description may mention, each with the occasion it is; read as the occasion's
+#: context, never as an interest ("retired" is not a hobby).
+_EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (occasion, re.compile(_words(*cues)))
+    for occasion, cues in (
+        ("retirement", (r"(?:just\s+|newly\s+|recently\s+)?retir(?:ed|ing|ement)",)),
+        (
+            "baby_shower",
+            (
+                r"(?:had|has|have|having|expecting|welcom(?:ed|ing))\s+(?:a\s+|their\s+|her\s+|his\s+)?"
+                r"(?:new\s+|first\s+|second\s+)?bab(?:y|ies)",
+                r"new\s+bab(?:y|ies)\s+(?:on\s+the\s+way|coming)",
+                r"baby\s+on\s+the\s+way",
+                r"expecting",
+                r"pregnant",
+                r"new\s+(?:mom|mum|dad|parents?)",
+                r"(?:mom|mum|dad|parents?)[\s-]to[\s-]be",
+            ),
+        ),
+        (
+            "housewarming",
+            (
+                r"moving(?:\s+(?:house|home|out|in))?",
+                r"(?:just\s+)?moved(?:\s+(?:house|home|out|in))?",
+                r"(?:a\s+)?new\s+(?:home|house|apartment|flat|place|condo)",
+                r"(?:their|her|his)\s+first\s+(?:home|house|apartment|flat)",
+                r"house[\s-]?warming",
+            ),
+        ),
+        (
+            "promotion",
+            (
+                r"(?:starting\s+|started\s+)?(?:a\s+)?new\s+(?:job|role|position)",
+                r"(?:got\s+|just\s+)?promoted",
+                r"(?:got\s+a\s+)?promotion",
+            ),
+        ),
+        (
+            "graduation",
+            (r"graduat(?:ed|ing|ion)", r"finish(?:ed|ing)\s+(?:school|college|university|uni)"),
+        ),
+        ("wedding", (r"getting\s+married", r"just\s+married", r"newlyweds?", r"engaged")),
+        (
+            "get_well",
+            (r"recovering\s+from\s+[a-z]+", r"in\s+(?:the\s+)?hospital", r"after\s+(?:an?\s+)?surgery"),
+        ),
+    )
+)
+
+#: Ways to say someone does not drink alcohol. Cut from the interests too: "doesn't drink" read as a
+#: dislike of "drink" would rule out every food & drink gift.
+_SOBER = re.compile(
+    _words(
+        r"sober",
+        r"teetotal(?:l?er)?",
+        r"(?:does|do|did)\s*n[o']?t\s+drink(?:\s+alcohol)?",
+        r"never\s+drinks?",
+        r"non[\s-]?drinker",
+        r"alcohol[\s-]free",
+        r"in\s+recovery",
+        r"recovering\s+alcoholic",
+    )
+)
+_CONTEXT_PHRASES = re.compile(
+    "|".join([pattern.pattern for _occasion, pattern in _EVENTS] + [_SOBER.pattern])
+)
+
+_DIETS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("vegan", re.compile(_words(r"vegans?", r"plant[\s-]based"))),
+    (
+        "vegetarian",
+        re.compile(
+            _words(
+                r"vegetarians?",
+                r"veggie",
+                r"pescatarian",
+                r"(?:does|do)\s*n[o']?t\s+eat\s+meat",
+                r"no\s+meat",
+                r"meat[\s-]free",
+            )
+        ),
+    ),
+)
+
+#: Kids the recipient has or shops for: "has two kids", "mom of three", "for the kids".
+_KIDS = re.compile(
+    _words(
+        r"(?:has|have|having|had|with|of|their|her|his|for\s+the)\s+(?:(?:a|an|two|three|four|five|six|\d+|"
+        r"young|little|small|twin|grown|new)\s+)*(?:kids?|children|child|toddlers?|sons?|daughters?|twins)",
+        r"(?:mom|mum|dad|mother|father|parent)\s+of\s+(?:two|three|four|five|six|\d+)"
+        r"(?:\s+(?:kids?|children|boys|girls|sons|daughters))?",
+        r"family\s+(?:man|woman|guy)",
+    )
+)
+
+_PET_WORDS = {"dog": r"dogs?|pupp(?:y|ies)|pups?", "cat": r"cats?|kittens?|kitty", "pet": r"pets?"}
+#: Pets the recipient has: "has a dog", "dog owner", "their two cats".
+_PETS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (
+        pet,
+        re.compile(
+            _words(
+                r"(?:has|have|had|got|adopted|owns?|with|her|his|their|rescued)\s+(?:(?:a|an|two|three|new|"
+                rf"the|\d+|[a-z]+\s+rescue)\s+)*(?:[a-z]+\s+)?(?:{words})",
+                rf"(?:{words})\s+(?:owners?|moms?|mums?|dads?|parents?|person|lovers?)",
+            )
+        ),
+    )
+    for pet, words in _PET_WORDS.items()
+)
+
+#: Words for who someone is to the giver, by kind. The kinds say what a gift can relate to when it
+#: matches no interest (`giftgenius.suggest`) and whether the recipient may be a child.
+_RELATIONSHIPS: Mapping[str, tuple[str, ...]] = {
+    "work": (
+        "boss",
+        "manager",
+        "supervisor",
+        "coworker",
+        "co-worker",
+        "colleague",
+        "client",
+        "employee",
+        "team",
+        "teammate",
+        "mentor",
+        "intern",
+        "assistant",
+        "ceo",
+        "director",
+        "office",
+    ),
+    "father": ("dad", "father", "daddy", "grandpa", "grandfather", "granddad", "stepdad", "father-in-law"),
+    "mother": (
+        "mom",
+        "mum",
+        "mother",
+        "mommy",
+        "grandma",
+        "grandmother",
+        "granny",
+        "stepmom",
+        "mother-in-law",
+    ),
+    "partner": (
+        "wife",
+        "husband",
+        "partner",
+        "spouse",
+        "boyfriend",
+        "girlfriend",
+        "fiance",
+        "fiancee",
+        "fiancé",
+        "fiancée",
+    ),
+    "teacher": ("teacher", "coach", "tutor", "professor"),
+    "child": (
+        "nephew",
+        "niece",
+        "son",
+        "daughter",
+        "grandson",
+        "granddaughter",
+        "grandchild",
+        "grandkid",
+        "godson",
+        "goddaughter",
+        "godchild",
+        "stepson",
+        "stepdaughter",
+        "kid",
+        "child",
+        "little brother",
+        "little sister",
+        "baby brother",
+        "baby sister",
+    ),
+}
+_RELATIONSHIP = re.compile(
+    _words(
+        *sorted(
+            (
+                re.escape(word).replace(r"\ ", r"\s+") + r"s?"
+                for words in _RELATIONSHIPS.values()
+                for word in words
+            ),
+            key=len,
+            reverse=True,
+        )
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What a description says about the person besides their interests.
+
+    ``event`` is a life event it mentions, as an occasion ("retired" -> "retirement"), with
+    ``event_quote`` the words it used. ``relationship`` is who they are to the giver, as said ("boss"),
+    and ``kind`` its kind: work, father, mother, partner, teacher or child (None for one the
+    table does not know, such as "friend"). ``traits`` holds what filters the catalog: "vegan",
+    "vegetarian", "sober", "kids" (they have or shop for children), and the pets they have, "dog",
+    "cat" or "pet".
+    """
+
+    event: str | None = None
+    event_quote: str | None = None
+    relationship: str | None = None
+    kind: str | None = None
+    traits: frozenset[str] = frozenset()
+
+    def merged(self, hints: Context) -> Context:
+        """This context with ``hints`` taking precedence wherever they say something."""
+        return Context(
+            event=hints.event or self.event,
+            event_quote=hints.event_quote if hints.event else self.event_quote,
+            relationship=hints.relationship or self.relationship,
+            kind=hints.kind if hints.relationship else self.kind,
+            traits=self.traits | hints.traits,
+        )
+
+
+def relationship_kind(text: str) -> tuple[str, str | None] | None:
+    """The first relationship word in ``text`` and its kind; a text naming none known is returned
+    whole with no kind (a hint such as "landlord"), and blank text gives None."""
+    lowered = text.lower().replace("’", "'")
+    found = _RELATIONSHIP.search(lowered)
+    if found is None:
+        return (" ".join(lowered.split()), None) if lowered.strip() else None
+    said = " ".join(found.group(0).split())
+    for kind, words in _RELATIONSHIPS.items():
+        if said in words or said.removesuffix("s") in words:
+            return said, kind
+    return said, None
+
+
+#: A hint that is only one of these words names a trait ("kids" among someone's interests).
+_TRAIT_WORDS: Mapping[str, str] = {
+    "kids": "kids",
+    "children": "kids",
+    "family": "kids",
+    "parenting": "kids",
+    "parent": "kids",
+    "vegan": "vegan",
+    "vegetarian": "vegetarian",
+    "sober": "sober",
+    "dog": "dog",
+    "dogs": "dog",
+    "cat": "cat",
+    "cats": "cat",
+    "pets": "pet",
+}
+
+
+def read_context(text: str, *, listed: Iterable[str] = ()) -> Context:
+    """The life event, relationship, diet, kids and pets that ``text`` speaks of.
+
+    ``listed`` are single interests (a hint list, or a bulk row's interests): one that is only a
+    trait word ("kids", "vegan") states that trait, where a description would say "has kids".
+    "No alcohol" and "allergic to cats" need no trait: they are dislikes, and rule gifts out as such.
+    """
+    lowered = text.lower().replace("’", "'")
+    events = [
+        (found.start(), occasion, found.group(0))
+        for occasion, pattern in _EVENTS
+        if (found := pattern.search(lowered))
+    ]
+    event = min(events) if events else None
+    traits = {diet for diet, pattern in _DIETS if pattern.search(lowered)}
+    if _SOBER.search(lowered):
+        traits.add("sober")
+    if _KIDS.search(lowered):
+        traits.add("kids")
+    traits.update(pet for pet, pattern in _PETS if pattern.search(lowered))
+    traits.update(_TRAIT_WORDS[key] for item in listed if (key := " ".join(tokenize(item))) in _TRAIT_WORDS)
+    relation = relationship_kind(lowered) if _RELATIONSHIP.search(lowered) else None
+    return Context(
+        event=event[1] if event else None,
+        event_quote=" ".join(event[2].split()) if event else None,
+        relationship=relation[0] if relation else None,
+        kind=relation[1] if relation else None,
+        traits=frozenset(traits),
+    )

@@ -2,13 +2,23 @@
 
 ``parse`` (0-10%), ``extract`` (10-40%), ``match`` (40-70%) and ``write`` (70-100%), each
 with real per-row progress. Employees who share interests, budget and occasion share one
-ranking, which keeps a 10,000-row file fast.
+ranking, which keeps a 100,000-row file fast.
+
+Each row is read as structured hints (its interests, an adult colleague), so the same rules hold
+as for one suggestion: no children's gifts unless the interests mention kids, nothing unrelated
+to the row. Sharing a ranking must not mean sharing the gifts: across the run no gift goes to more
+than 5% of the people (`VARIETY_SHARE`), so each person gets the best of their ranking that is
+not yet given that often. Only when fewer than `VARIETY_MIN_FITTING` gifts fit a person's budget
+is there too little to vary: they get their best picks however often those are given, and the
+result says whose budgets those were.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import zlib
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -24,7 +34,7 @@ from giftgenius.bulk.reading import (
 )
 from giftgenius.bulk.result import BulkResult, PersonResult
 from giftgenius.catalog import Catalog, load_catalog, normalize_occasion, occasion_phrase
-from giftgenius.suggest import MAX_COUNT, Suggester, Suggestions
+from giftgenius.suggest import MAX_COUNT, Hints, NoFit, Suggester, Suggestions
 from herald.runtime.threads import LoopCall, in_thread
 
 ProgressCallback = Callable[[float, str], Awaitable[None]]
@@ -137,8 +147,24 @@ class _Tally:
         return {self._labels[key]: count for key, count in order[:limit]}
 
 
-_Outcome = tuple[tuple[dict[str, Any], ...], str | None]
+_Outcome = tuple[tuple[dict[str, Any], ...], str | None, int]
+"""A group's ranking: its candidate gifts best first, a note when there are none, and how many
+suitable gifts fit its budget at all."""
 _Key = tuple[tuple[str, ...], float]
+_Picks = tuple[tuple[dict[str, Any], ...], str | None]
+
+#: The largest share of the people one gift may go to in a run.
+VARIETY_SHARE = 0.05
+#: Below this many suitable gifts within a person's budget, there is too little to vary.
+VARIETY_MIN_FITTING = 20
+#: How deep a group's ranking goes at most. A group gets `count` candidates for every full share
+#: of the people it holds, and `_SPARE_ROUNDS` more rounds for gifts other groups used up first:
+#: enough for each to get different gifts once the best reach their share, and no reasons written
+#: for gifts nobody would get.
+_CANDIDATES = 60
+_SPARE_ROUNDS = 3
+#: Every row is an employee: an adult, and a colleague of whoever runs the analysis.
+_RELATIONSHIP = "colleague"
 
 
 #: How many people are matched between two saved checkpoints of a resumable run.
@@ -150,8 +176,11 @@ SAVE_AT_MOST = 5_000
 
 
 def _saved(cache: dict[_Key, _Outcome]) -> list[list[Any]]:
-    """The matches so far as JSON: one entry per distinct (interests, budget)."""
-    return [[list(topics), budget, list(gifts), note] for (topics, budget), (gifts, note) in cache.items()]
+    """The rankings so far as JSON: one entry per distinct (interests, budget)."""
+    return [
+        [list(topics), budget, list(gifts), note, fitting]
+        for (topics, budget), (gifts, note, fitting) in cache.items()
+    ]
 
 
 def _restored(resume: Any) -> dict[_Key, _Outcome]:
@@ -162,18 +191,120 @@ def _restored(resume: Any) -> dict[_Key, _Outcome]:
     cache: dict[_Key, _Outcome] = {}
     for entry in entries:
         try:
-            topics, budget, gifts, note = entry
+            topics, budget, gifts, note, fitting = entry
             cache[(tuple(str(topic) for topic in topics), float(budget))] = (
                 tuple(dict(gift) for gift in gifts),
                 None if note is None else str(note),
+                int(fitting),
             )
         except (TypeError, ValueError):
             return {}
     return cache
 
 
+class _LatestReading:
+    """Suggestions that keep the reading of the latest description only.
+
+    A reading (a description read against the whole catalog) holds tens of kilobytes, and a
+    `Suggester` keeps every one for the people who share it at another budget. A big file of
+    varied people has ten thousand descriptions: kept all, they were most of the server's
+    memory (400 MB of a 100,000-row job). The match stage takes people grouped by their
+    interests (`_by_interests`), so everyone who shares a description comes one after
+    another, and the reading is not needed once the next description comes.
+    """
+
+    def __init__(self, catalog: Catalog, occasion: str) -> None:
+        self._catalog, self._occasion = catalog, occasion
+        self._recipient: str | None = None
+        self._suggester = Suggester(catalog, occasion)
+
+    def ranking(
+        self, *, budget: float, recipient: str, depth: int, hints: Hints
+    ) -> tuple[Suggestions | NoFit, int]:
+        if recipient != self._recipient:
+            self._recipient, self._suggester = recipient, Suggester(self._catalog, self._occasion)
+        return self._suggester.ranking(budget=budget, recipient=recipient, depth=depth, hints=hints)
+
+
+def _by_interests(keys: list[_Key]) -> list[int]:
+    """The indexes of `keys`, everyone with the same interests together (`_LatestReading`).
+
+    The groups go in an order that is the same on every run but unrelated to the
+    interests (a checksum of them): in alphabetical order, the people whose interests
+    start with rare words came first and the big groups that share common ones later, so
+    the stage ran at one pace for a while and at another after, and its time left could
+    not be told from its progress. Shuffled, each stretch of it holds a similar mix.
+    """
+    shuffled = {topics: zlib.crc32("\x1f".join(topics).encode()) for topics, _budget in keys}
+    return sorted(range(len(keys)), key=lambda index: (shuffled[keys[index][0]], keys[index]))
+
+
 def _recipient(interests: Iterable[str]) -> str:
-    return "colleague who likes " + ", ".join(interests)
+    return f"{_RELATIONSHIP} who likes " + ", ".join(interests)
+
+
+def _ranking(suggester: _LatestReading, key: _Key, normalized: str, depth: int) -> _Outcome:
+    """The candidates of everyone with these interests and this budget, best first."""
+    topics, budget = key
+    hints = Hints(interests=topics, age_group="adult", relationship=_RELATIONSHIP)
+    found, fitting = suggester.ranking(budget=budget, recipient=_recipient(topics), depth=depth, hints=hints)
+    if not isinstance(found, Suggestions):
+        return (), found.message(), fitting
+    gifts = tuple(found.to_structured()["gifts"])
+    if gifts:
+        return gifts, None, fitting
+    return (), found.notice or f"No gift fits ${budget:.2f} for {occasion_phrase(normalized)}.", fitting
+
+
+class _Variety:
+    """Hands out each group's candidates so no gift goes to more than its share of the people.
+
+    A person gets the first ``count`` of their candidates still under the cap, in the order the
+    match stage takes people. People whose budget fits fewer than `VARIETY_MIN_FITTING` gifts get
+    their best ones regardless (and are counted in ``unvaried``, per budget). The tuples handed
+    out are shared by everyone who got the same gifts from the same group, as the gifts' dicts are.
+    """
+
+    def __init__(self, people: int, count: int) -> None:
+        self._cap = max(1, math.floor(people * VARIETY_SHARE))
+        self._count = count
+        self._given: dict[str, int] = {}
+        self._picks: dict[tuple[_Key, tuple[int, ...]], tuple[dict[str, Any], ...]] = {}
+        self.unvaried: dict[float, int] = {}
+
+    def depth(self, group: int) -> int:
+        """How many candidates a group of ``group`` people needs (see `_CANDIDATES`)."""
+        return min(_CANDIDATES, self._count * (math.ceil(group / self._cap) + _SPARE_ROUNDS))
+
+    def pick(self, key: _Key, outcome: _Outcome) -> _Picks:
+        """One person's gifts from their group's ranking, and a note when they get fewer than asked."""
+        gifts, note, fitting = outcome
+        given, cap = self._given, self._cap
+        if fitting < VARIETY_MIN_FITTING:
+            chosen = tuple(range(min(self._count, len(gifts))))
+            if gifts:
+                self.unvaried[key[1]] = self.unvaried.get(key[1], 0) + 1
+        else:
+            chosen = tuple(index for index, gift in enumerate(gifts) if given.get(gift["name"], 0) < cap)[
+                : self._count
+            ]
+        picks = self._picks.get((key, chosen))
+        if picks is None:
+            picks = self._picks[(key, chosen)] = tuple(gifts[index] for index in chosen)
+        for gift in picks:
+            given[gift["name"]] = given.get(gift["name"], 0) + 1
+        if note is None and len(picks) < self._count:
+            note = self._short(len(picks), len(gifts), key[1])
+        return picks, note
+
+    def _short(self, picked: int, ranked: int, budget: float) -> str:
+        """Why a person got fewer gifts than asked for."""
+        if picked == ranked:
+            return f"Only {picked} gifts within ${budget:.2f} relate to their interests or work."
+        return (
+            f"Only {picked} gifts: the others that fit their interests within ${budget:.2f} already went to "
+            f"{VARIETY_SHARE:.0%} of the people each."
+        )
 
 
 async def analyze(
@@ -277,24 +408,20 @@ def _analyze(
         tracker.item_done("extract", done, total)
 
     # Stage 3: match. People with the same interests and budget share one ranking, and
-    # people with the same interests one reading of them.
-    suggester = Suggester(gifts_catalog, normalized)
+    # people with the same interests one reading of them; each gets the best of it that is
+    # not yet given to too many others.
+    suggester = _LatestReading(gifts_catalog, normalized)
     cache: dict[_Key, _Outcome] = _restored(resume)
     saved = len(cache)
-    outcomes: list[_Outcome] = []
-    for done, key in enumerate(keys, start=1):
+    variety = _Variety(total, count)
+    groups = Counter(keys)
+    outcomes: list[_Picks] = [((), None)] * total
+    for done, index in enumerate(_by_interests(keys), start=1):
+        key = keys[index]
         outcome = cache.get(key)
         if outcome is None:
-            topics, budget = key
-            found = suggester.suggest(budget=budget, recipient=_recipient(topics), count=count)
-            if isinstance(found, Suggestions):
-                gifts = tuple(found.to_structured()["gifts"])
-                note = None if gifts else f"No gift fits ${budget:.2f} for {occasion_phrase(normalized)}."
-                outcome = (gifts, note)
-            else:
-                outcome = ((), found.message())
-            cache[key] = outcome
-        outcomes.append(outcome)
+            outcome = cache[key] = _ranking(suggester, key, normalized, variety.depth(groups[key]))
+        outcomes[index] = variety.pick(key, outcome)
         tracker.item_done("match", done, total)
         if save is not None and done % SAVE_EVERY == 0 and saved < len(cache) <= SAVE_AT_MOST:
             saved = len(cache)
@@ -324,4 +451,5 @@ def _analyze(
         budget_per_person=default_budget,
         departments=departments.ranked(),
         interests=interests.ranked(_TOP_INTERESTS),
+        unvaried=dict(sorted(variety.unvaried.items())),
     )

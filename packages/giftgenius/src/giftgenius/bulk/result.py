@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -52,7 +52,9 @@ class BulkResult:
     """Everything a bulk analysis produced.
 
     ``departments`` counts usable employees per department (most first); ``interests`` holds the most
-    common interests with their counts (most first).
+    common interests with their counts (most first). ``unvaried`` counts, per budget, the people whose
+    budget fit too few gifts to vary (see `giftgenius.bulk.pipeline`): their gifts may go to more
+    than the usual share of the people, and the summary says so rather than leaving it unexplained.
     """
 
     people: list[PersonResult]
@@ -61,6 +63,7 @@ class BulkResult:
     budget_per_person: float
     departments: dict[str, int]
     interests: dict[str, int]
+    unvaried: dict[float, int] = field(default_factory=dict)
 
     @property
     def with_gifts(self) -> int:
@@ -87,27 +90,46 @@ class BulkResult:
                 "topInterests": [
                     {"interest": interest, "count": count} for interest, count in self.interests.items()
                 ],
+                "budgetsTooSmallToVary": [
+                    {"budget": budget, "people": count} for budget, count in self.unvaried.items()
+                ],
             },
         }
 
     def to_json_bytes(self) -> bytes:
-        """:meth:`to_json` as UTF-8 JSON, built and serialised a few hundred people at a time.
+        """:meth:`to_json` as UTF-8 JSON (`write_json` into one buffer)."""
+        out = io.BytesIO()
+        self.write_json(out.write)
+        return out.getvalue()
+
+    def write_json(self, write: Callable[[bytes], object]) -> None:
+        """:meth:`to_json` as UTF-8 JSON, handed to ``write`` a few hundred people at a time.
 
         The whole document at once would hold the GIL in one orjson call (60 ms for 40,000
         people) and make a hundred thousand objects that live long enough for a full garbage
         collection, which also holds every thread: on a worker thread, both are the event
-        loop's wait. In slices, neither happens.
+        loop's wait. In slices, neither happens, and a writer that packs each slice as it
+        comes (`herald.jobs.documents.Packing`) never holds the whole text (80 MB for
+        100,000 people).
         """
         people = self.people
-        head = orjson.dumps({"occasion": self.occasion, "budgetPerPerson": self.budget_per_person})
-        slices = (
-            orjson.dumps([person.to_json() for person in people[at : at + _PEOPLE_PER_SLICE]])[1:-1]
-            for at in range(0, len(people), _PEOPLE_PER_SLICE)
-        )
-        return head[:-1] + b',"people":[' + b",".join(slices) + b"]," + orjson.dumps(self._after_people())[1:]
+        write(orjson.dumps({"occasion": self.occasion, "budgetPerPerson": self.budget_per_person})[:-1])
+        write(b',"people":[')
+        for at in range(0, len(people), _PEOPLE_PER_SLICE):
+            if at:
+                write(b",")
+            write(orjson.dumps([person.to_json() for person in people[at : at + _PEOPLE_PER_SLICE]])[1:-1])
+        write(b"],")
+        write(orjson.dumps(self._after_people())[1:])
 
     def to_csv(self) -> str:
         """A header, then one line per person: name, department, each gift's name and price, note."""
+        out = io.StringIO()
+        self.write_csv(lambda lines: out.write(lines.decode()))
+        return out.getvalue()
+
+    def write_csv(self, write: Callable[[bytes], object]) -> None:
+        """:meth:`to_csv` as UTF-8, handed to ``write`` a few hundred lines at a time."""
         slots = max((len(person.gifts) for person in self.people), default=0) or 1
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
@@ -115,7 +137,7 @@ class BulkResult:
         for number in range(1, slots + 1):
             header += [f"gift_{number}", f"gift_{number}_price"]
         writer.writerow([*header, "note"])
-        for person in self.people:
+        for done, person in enumerate(self.people, start=1):
             line = [_inert(person.name), _inert(person.department)]
             for index in range(slots):
                 if index < len(person.gifts):
@@ -124,7 +146,11 @@ class BulkResult:
                 else:
                     line += ["", ""]
             writer.writerow([*line, _inert(person.note or "")])
-        return buffer.getvalue()
+            if done % _PEOPLE_PER_SLICE == 0:
+                write(buffer.getvalue().encode())
+                buffer.seek(0)
+                buffer.truncate()
+        write(buffer.getvalue().encode())
 
     def summary_text(self) -> str:
         """One or two sentences for people.
@@ -148,12 +174,26 @@ class BulkResult:
             had = "row had a problem" if count == 1 else "rows had problems"
             first = f"{picked}; {count} {had} ({_plural(count, 'row', 'rows')} {listed})."
         missing = total - done
-        if not missing:
-            return first
-        verb = "has" if missing == 1 else "have"
+        sentences = [first]
+        if missing:
+            verb = "has" if missing == 1 else "have"
+            sentences.append(
+                f"{missing} {_plural(missing, 'person', 'people')} {verb} no gift within budget; "
+                "see each person's note for the budget that would work."
+            )
+        if self.unvaried:
+            sentences.append(self._unvaried_text())
+        return " ".join(sentences)
+
+    def _unvaried_text(self) -> str:
+        """The sentence for budgets too small to vary the gifts."""
+        people = sum(self.unvaried.values())
+        budgets = ", ".join(f"${budget:.2f}" for budget in self.unvaried)
+        whose = "person's budget" if people == 1 else "people's budgets"
+        fit = "fits" if people == 1 else "fit"
         return (
-            f"{first} {missing} {_plural(missing, 'person', 'people')} {verb} no gift within budget; "
-            "see each person's note for the budget that would work."
+            f"{people} {whose} ({budgets}) {fit} too few gifts to vary, "
+            "so the same gifts may go to more than 5% of the people."
         )
 
 
