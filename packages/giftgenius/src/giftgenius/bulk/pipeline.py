@@ -183,7 +183,25 @@ def _saved(cache: dict[_Key, _Outcome]) -> list[list[Any]]:
     ]
 
 
-def _restored(resume: Any) -> dict[_Key, _Outcome]:
+def _listed(listing: dict[str, dict[str, Any]], gift: dict[str, Any]) -> dict[str, Any]:
+    """A gift as a bulk result lists it: name, price, category, one dict per catalog item.
+
+    Not the reason `suggest_gifts` gives: in a bulk run it is the same few sentences for
+    thousands of people, and with it the result of 100,000 people was 80 MB and every
+    ranking kept its own copies. One dict per item, shared by every ranking and person
+    that has it, keeps a big file's matches to a pointer each.
+    """
+    entry = listing.get(gift["name"])
+    if entry is None:
+        entry = listing[gift["name"]] = {
+            "name": gift["name"],
+            "price": gift["price"],
+            "category": gift["category"],
+        }
+    return entry
+
+
+def _restored(resume: Any, listing: dict[str, dict[str, Any]]) -> dict[_Key, _Outcome]:
     """The matches a checkpoint holds; nothing when it holds none (or is not one of ours)."""
     entries = resume.get("matches") if isinstance(resume, dict) else None
     if not isinstance(entries, list):
@@ -193,7 +211,7 @@ def _restored(resume: Any) -> dict[_Key, _Outcome]:
         try:
             topics, budget, gifts, note, fitting = entry
             cache[(tuple(str(topic) for topic in topics), float(budget))] = (
-                tuple(dict(gift) for gift in gifts),
+                tuple(_listed(listing, dict(gift)) for gift in gifts),
                 None if note is None else str(note),
                 int(fitting),
             )
@@ -243,14 +261,16 @@ def _recipient(interests: Iterable[str]) -> str:
     return f"{_RELATIONSHIP} who likes " + ", ".join(interests)
 
 
-def _ranking(suggester: _LatestReading, key: _Key, normalized: str, depth: int) -> _Outcome:
+def _ranking(
+    suggester: _LatestReading, key: _Key, normalized: str, depth: int, listing: dict[str, dict[str, Any]]
+) -> _Outcome:
     """The candidates of everyone with these interests and this budget, best first."""
     topics, budget = key
     hints = Hints(interests=topics, age_group="adult", relationship=_RELATIONSHIP)
     found, fitting = suggester.ranking(budget=budget, recipient=_recipient(topics), depth=depth, hints=hints)
     if not isinstance(found, Suggestions):
         return (), found.message(), fitting
-    gifts = tuple(found.to_structured()["gifts"])
+    gifts = tuple(_listed(listing, gift) for gift in found.to_structured()["gifts"])
     if gifts:
         return gifts, None, fitting
     return (), found.notice or f"No gift fits ${budget:.2f} for {occasion_phrase(normalized)}.", fitting
@@ -365,32 +385,30 @@ def _analyze(
     normalized = normalize_occasion(occasion)
 
     # Stage 1: parse and validate.
-    records, delimiter = read_records(csv_text)
-    first = next(
-        (index for index, (_line, record) in enumerate(records) if any(c.strip() for c in record)), None
-    )
-    if first is None:
+    records, delimiter, lines = read_records(csv_text)
+    header = next((record for _line, record in records if any(cell.strip() for cell in record)), None)
+    if header is None:
         raise BulkInputError(
             "empty_input",
             "The CSV has no content, only blank lines or empty fields.",
             f"Paste or upload a CSV whose first line is the header {EXPECTED_HEADER}, "
             "followed by one line per employee.",
         )
-    columns = column_map(records[first][1])
-    width = len(records[first][1])
-    rows = records[first + 1 :]
+    columns = column_map(header)
+    width = len(header)
     tracker.report(0.0, "parse")
     employees: list[Employee] = []
     problems: list[RowProblem] = []
-    for done, (line, record) in enumerate(rows, start=1):
+    # Each record becomes an employee (or a problem) as it is read: the records are never
+    # all held. Progress is the line reached, of the lines the text has.
+    for line, record in records:
         if any(cell.strip() for cell in record):
             parsed = parse_row(line, record, columns, width, delimiter)
             if isinstance(parsed, Employee):
                 employees.append(parsed)
             else:
                 problems.append(parsed)
-        tracker.item_done("parse", done, len(rows))
-    del records, rows  # a list per row: no longer needed, and every collection would walk them
+        tracker.item_done("parse", min(line, lines), lines)
     if not employees:
         raise no_valid_rows(problems)
 
@@ -411,7 +429,8 @@ def _analyze(
     # people with the same interests one reading of them; each gets the best of it that is
     # not yet given to too many others.
     suggester = _LatestReading(gifts_catalog, normalized)
-    cache: dict[_Key, _Outcome] = _restored(resume)
+    listing: dict[str, dict[str, Any]] = {}
+    cache: dict[_Key, _Outcome] = _restored(resume, listing)
     saved = len(cache)
     variety = _Variety(total, count)
     groups = Counter(keys)
@@ -420,7 +439,7 @@ def _analyze(
         key = keys[index]
         outcome = cache.get(key)
         if outcome is None:
-            outcome = cache[key] = _ranking(suggester, key, normalized, variety.depth(groups[key]))
+            outcome = cache[key] = _ranking(suggester, key, normalized, variety.depth(groups[key]), listing)
         outcomes[index] = variety.pick(key, outcome)
         tracker.item_done("match", done, total)
         if save is not None and done % SAVE_EVERY == 0 and saved < len(cache) <= SAVE_AT_MOST:

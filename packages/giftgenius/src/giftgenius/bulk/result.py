@@ -22,7 +22,7 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 class PersonResult:
     """The gifts picked for one employee; ``budget`` is the budget actually applied to them.
 
-    ``gifts`` holds ``{"name", "price", "category", "reason"}`` dicts, best first. When nothing fits,
+    ``gifts`` holds ``{"name", "price", "category"}`` dicts, best first. When nothing fits,
     ``gifts`` is empty and ``note`` explains why. People with the same interests and budget share
     the same dicts, so a big file makes few objects (and little work for the garbage collector,
     which pauses every thread while it runs): read them, never change them.
