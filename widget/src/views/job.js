@@ -22,6 +22,7 @@ const STEPS = [
 export function stepOf(stage) {
   if (typeof stage !== "string") return null;
   if (/^(receiving|downloading) the file/.test(stage)) return "file";
+  if (stage === "saving the results") return "write";
   return STEPS.some(([key]) => key === stage) ? stage : null;
 }
 

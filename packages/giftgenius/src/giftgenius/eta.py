@@ -1,20 +1,26 @@
 """How long a job has left, from its progress reports, without the estimate climbing as it runs.
 
-Dividing the time so far by the share done assumes the job runs at one speed. The bulk analysis does
-not: parsing is fast and matching is slow, so that estimate starts low and keeps rising, and people
-watch the ETA grow. :class:`EtaEstimator` instead follows the recent pace (seconds per percent),
-smoothed so one slow or fast step does not swing it, and lets a new estimate be at most 1.5 times
-the last one. The limit is lifted when progress has stalled, meaning the last estimate said the job
-would be over before the next progress arrived; that estimate was wrong, so it holds nothing back.
+Dividing the time so far by the share done assumes the job ran at one speed from the
+start. :class:`EtaEstimator` instead takes the pace (seconds per percent) over the last
+`WINDOW` points of progress: long enough that the wandering from one second to the next
+(which people come next, what else the machine runs) averages out, short enough to follow
+a job whose pace changes for good. The bulk analysis gives each stage its share of the
+bar by its share of the time (`giftgenius.bulk.pipeline`), so its pace holds steady.
+
+A new estimate may be at most 1.5 times the last. The limit is lifted when progress has
+stalled, meaning the last estimate said the job would be over before the next progress
+arrived; that estimate was wrong, so it holds nothing back. While work remains the
+estimate is at least `MIN_LEFT`, never "0 s".
 """
 
 from __future__ import annotations
 
+from collections import deque
+
 __all__ = ["EtaEstimator"]
 
-#: How much of the pace each report's own pace makes up; the rest is the pace before it. With
-#: reports every half percent, this follows roughly the last 5% of the job.
-SMOOTHING = 0.1
+#: Over how many points of progress the pace is taken.
+WINDOW = 20.0
 #: The most a new estimate may be, as a multiple of the last, while progress keeps coming.
 MAX_RISE = 1.5
 #: The least time left said while work remains: shown rounded, less would read "0s" (done)
@@ -25,11 +31,13 @@ MIN_LEFT = 1.0
 class EtaEstimator:
     """Seconds left, from (percentage, time) reports; pure, so the caller supplies the clock."""
 
-    def __init__(self, started: float) -> None:
-        """``started`` is when the job started, on the clock the reports use (time.monotonic)."""
-        self._percentage = 0.0
+    def __init__(self, started: float, percentage: float = 0.0) -> None:
+        """``started`` is when the job started, on the clock the reports use (time.monotonic),
+        or when it reached ``percentage``, if the estimate begins later (after a download)."""
+        self._percentage = percentage
         self._at = started
-        self._pace: float | None = None
+        #: (percentage, time) of the reports within the window, and the last one before it.
+        self._seen: deque[tuple[float, float]] = deque([(percentage, started)])
         self._estimate: float | None = None
 
     def update(self, percentage: float, now: float) -> float | None:
@@ -44,9 +52,12 @@ class EtaEstimator:
         if percentage >= 100:
             self._percentage, self._at, self._estimate = 100.0, now, 0.0
             return self._estimate
-        pace = (now - self._at) / (percentage - self._percentage)
-        self._pace = pace if self._pace is None else SMOOTHING * pace + (1 - SMOOTHING) * self._pace
-        estimate = (100 - percentage) * self._pace
+        seen = self._seen
+        while len(seen) > 1 and seen[1][0] <= percentage - WINDOW:
+            seen.popleft()
+        since, then = seen[0]
+        estimate = (100 - percentage) * (now - then) / (percentage - since)
+        seen.append((percentage, now))
         previous = self._estimate
         if previous is not None and now - self._at <= previous:
             # Progress came within the time the last estimate left: not a stall, so hold the rise.

@@ -1,0 +1,80 @@
+"""The time left a real bulk job says, against the time it really took: 20,000 varied people.
+
+Which events are judged, and why:
+
+- those after the first 20% of progress: each stage's share of the bar is its share of
+  the time (`giftgenius.bulk.pipeline`), so by then matching, nine tenths of the work,
+  has run long enough for its pace to be known;
+- by their error relative to the time left while at least a fifth of the job's time
+  remains, and by their error in seconds after. The pace of matching wanders from one
+  second to the next (which people come next, what else the machine runs), so in the
+  last seconds a relative error measures that wandering, not the estimate: 2.6 s said
+  with 1.4 s left is 90% off and a second early. Under a second the estimate is held at
+  `MIN_LEFT`.
+
+Every judged event must be within 50% (or, in the last fifth, within `LATE_SECONDS`): no
+share of outliers is allowed. Apart from those rules, no event but the first (0%, nothing
+to extrapolate from) may lack an estimate or say none left while the job runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from giftgenius.app import build_server
+from giftgenius.eta import MIN_LEFT
+from herald.jobs.events import JobEvent
+from herald.jobs.record import JobRecord
+from herald.testing import connect
+from herald.testing.jobs import job_ended
+from tests.giftgenius.staff import staff_csv
+
+ROWS = 20_000
+WITHIN = 0.5
+LATE_SECONDS = 2.0
+
+
+@pytest.mark.slow
+async def test_the_time_left_is_within_half_of_the_truth() -> None:
+    server = build_server()
+    heard: list[tuple[float, JobEvent]] = []
+
+    def listener(_job: JobRecord, event: JobEvent) -> None:
+        heard.append((time.monotonic(), event))
+
+    server.jobs.add_listener(listener)  # before the job starts: no event is missed
+    async with connect(server) as client, asyncio.timeout(600):
+        started = await client.call_tool("start_bulk_gift_analysis", {"csv": staff_csv(ROWS)})
+        job_id = started["structuredContent"]["jobId"]
+        assert (await job_ended(server, job_id)).status == "completed"
+    began = next(at for at, event in heard if event.kind == "started")
+    ended = next(at for at, event in heard if event.kind == "completed")
+    took = ended - began
+    progress = [(at, event.payload) for at, event in heard if event.kind == "progress"]
+    assert len(progress) > 50, "enough reports to judge"
+
+    rows: list[str] = []
+    judged: list[float] = []
+    late: list[float] = []
+    for at, payload in progress:
+        left, said = ended - at, payload.get("etaSeconds")
+        if payload["percentage"] > 0:
+            assert said is not None, payload
+            assert said >= MIN_LEFT, payload
+        judge = payload["percentage"] >= 20
+        error = abs(said - left) / left if said is not None else float("nan")
+        if judge and left >= took / 5:
+            judged.append(error)
+        elif judge and said is not None:
+            late.append(abs(said - left))
+        rows.append(
+            f"{at - began:6.2f}s {payload['percentage']:5.1f}% said {said} left {left:.2f}{' *' * judge}"
+        )
+    table = "\n".join(rows)
+    assert len(judged) > 20, table
+    assert max(judged) <= WITHIN, f"worst {max(judged):.2f} of a {took:.1f} s job (* judged):\n{table}"
+    assert late, table
+    assert max(late) <= LATE_SECONDS, f"worst {max(late):.1f} s off near the end:\n{table}"
