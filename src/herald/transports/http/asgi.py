@@ -25,6 +25,8 @@ SSE_HEADERS = [
 TARGET_AUTHORITY: Final = "herald.target_authority"
 #: What `Retry-After` says when a cap turns a request away (503, 429): soon, not now.
 RETRY_AFTER_SECONDS: Final = 1
+#: The most of a JSON answer handed to the server at once (see `send_json`).
+BODY_PIECE: Final = 1024 * 1024
 #: Headers a request may carry once: two of them are two answers to one question, and a proxy
 #: in front that reads the first would disagree with us reading the last.
 SINGLE_HEADERS = frozenset({"host", "origin", "mcp-session-id", "mcp-protocol-version", "authorization"})
@@ -79,7 +81,14 @@ async def send_json(
     body = encode(message)
     headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode()), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    # In pieces, each after the client took the last: one `send` of a job's 40 MB result
+    # left all the socket could not take at once in the transport's buffer, a second copy.
+    if len(body) <= BODY_PIECE:
+        await send({"type": "http.response.body", "body": body})
+        return
+    for start in range(0, len(body), BODY_PIECE):
+        end = start + BODY_PIECE
+        await send({"type": "http.response.body", "body": body[start:end], "more_body": end < len(body)})
 
 
 async def send_html(send: Send, body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
