@@ -10,6 +10,7 @@ import pytest
 from herald import JobContext, JobFailure, Server, Upload
 from herald.server.uploads import PART_BYTES, SEND_PART_TOOL, UploadFailed, encoded_parts, receive_upload
 from herald.testing import InMemoryClient, connect
+from herald.testing.jobs import job_ended
 
 DATA = bytes(range(256)) * (PART_BYTES // 256 * 2 + 3)  # two whole parts and a short third
 
@@ -36,13 +37,11 @@ def uploading_server(stall_seconds: float = 10.0, max_bytes: int = 10 * PART_BYT
     return server
 
 
-async def follow(client: InMemoryClient, job_id: str) -> dict[str, Any]:
+async def follow(server: Server, client: InMemoryClient, job_id: str) -> dict[str, Any]:
+    """How the job ended, as `get_job_status` tells it, once it has."""
     async with asyncio.timeout(30):
-        while True:
-            status = (await client.call_tool("get_job_status", {"jobId": job_id}))["structuredContent"]
-            if status["pollAfterMs"] is None:
-                return dict(status)
-            await asyncio.sleep(status["pollAfterMs"] / 1000)
+        await job_ended(server, job_id)
+    return dict((await client.call_tool("get_job_status", {"jobId": job_id}))["structuredContent"])
 
 
 async def start(client: InMemoryClient, size: int = len(DATA)) -> str:
@@ -52,14 +51,15 @@ async def start(client: InMemoryClient, size: int = len(DATA)) -> str:
 
 @pytest.mark.parametrize("modern", [False, True])
 async def test_parts_sent_in_any_order_arrive_whole_with_progress(modern: bool) -> None:
-    async with connect(uploading_server(), modern=modern) as client:
+    server = uploading_server()
+    async with connect(server, modern=modern) as client:
         tools = {tool["name"]: tool for tool in (await client.request("tools/list"))["tools"]}
         assert tools[SEND_PART_TOOL]["_meta"]["ui"]["visibility"] == ["app"]
         job_id = await start(client)
         for part in reversed(list(encoded_parts(DATA))):
             sent = await client.call_tool(SEND_PART_TOOL, {"jobId": job_id, **part})
             assert not sent.get("isError"), sent
-        status = await follow(client, job_id)
+        status = await follow(server, client, job_id)
         assert status["status"] == "completed", status.get("error")
         result = await client.request("resources/read", {"uri": status["resultResourceId"]})
     document = result["contents"][0]["text"]
@@ -68,7 +68,8 @@ async def test_parts_sent_in_any_order_arrive_whole_with_progress(modern: bool) 
 
 
 async def test_a_part_that_does_not_fit_the_file_is_refused_and_changes_nothing() -> None:
-    async with connect(uploading_server()) as client:
+    server = uploading_server()
+    async with connect(server) as client:
         job_id = await start(client)
         parts = list(encoded_parts(DATA))
         cases = [
@@ -82,7 +83,7 @@ async def test_a_part_that_does_not_fit_the_file_is_refused_and_changes_nothing(
             assert said in answer["content"][0]["text"]
         for part in parts:
             await client.call_tool(SEND_PART_TOOL, {"jobId": job_id, **part})
-        status = await follow(client, job_id)
+        status = await follow(server, client, job_id)
         assert status["status"] == "completed"
         late = await client.call_tool(SEND_PART_TOOL, {"jobId": job_id, **parts[0]})
         assert late["isError"] is True
@@ -94,19 +95,21 @@ async def test_a_part_that_does_not_fit_the_file_is_refused_and_changes_nothing(
 
 
 async def test_a_sender_that_stops_fails_the_job_with_what_to_do() -> None:
-    async with connect(uploading_server(stall_seconds=0.3)) as client:
+    server = uploading_server(stall_seconds=0.3)
+    async with connect(server) as client:
         job_id = await start(client)
         await client.call_tool(SEND_PART_TOOL, {"jobId": job_id, **next(encoded_parts(DATA))})
-        status = await follow(client, job_id)
+        status = await follow(server, client, job_id)
     assert status["status"] == "failed"
     assert status["error"]["code"] == "upload_stalled"
     assert "pick the file again" in status["error"]["hint"]
 
 
 async def test_a_file_over_the_limit_fails_at_once_and_its_parts_are_refused() -> None:
-    async with connect(uploading_server(max_bytes=PART_BYTES)) as client:
+    server = uploading_server(max_bytes=PART_BYTES)
+    async with connect(server) as client:
         job_id = await start(client)
-        status = await follow(client, job_id)
+        status = await follow(server, client, job_id)
         assert status["status"] == "failed"
         assert status["error"]["code"] == "file_too_large"
         refused = await client.call_tool(SEND_PART_TOOL, {"jobId": job_id, **next(encoded_parts(DATA))})
