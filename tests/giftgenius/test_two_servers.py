@@ -75,7 +75,14 @@ def test_the_survivor_finishes_the_killed_servers_bulk_job(store: str) -> None:
     assert events["structuredContent"]["status"] == "completed"
     document = orjson.loads(read["contents"][0]["text"])
     expected = asyncio.run(_uninterrupted(text))
-    assert document == expected, "the result is the one an uninterrupted run has"
+    # Said by its first difference: pytest's diff of two 40,000-person documents takes minutes.
+    differs = [key for key in expected if document.get(key) != expected[key]]
+    people = [
+        (at, got, want)
+        for at, (got, want) in enumerate(zip(document["people"], expected["people"], strict=False))
+        if got != want
+    ]
+    assert not differs, f"the result differs from an uninterrupted run's in {differs}; people: {people[:2]}"
 
 
 async def _uninterrupted(text: str) -> Any:

@@ -28,11 +28,11 @@ def price(value: float) -> str:
 
 
 def test_a_notice_beside_the_cards_is_shown(host: HostPage) -> None:
-    """Nothing in the catalog for fishing: the closest gifts come with the sentence that says so."""
-    arguments = {"occasion": "birthday", "budget": 80, "recipient": "my dad who likes fishing"}
+    """Nothing in the catalog for sailing: the closest gifts come with the sentence that says so."""
+    arguments = {"occasion": "birthday", "budget": 80, "recipient": "my dad who likes sailing"}
     structured = host.run("suggest_gifts", arguments)["toolResult"]["structuredContent"]
     assert structured["gifts"]
-    assert "fishing" in structured["notice"]
+    assert "sailing" in structured["notice"]
     expect(host.frame.locator("main#app")).to_have_attribute("data-view", "gifts")
     expect(host.frame.locator(".gift-notice")).to_have_text(structured["notice"])
     expect(host.frame.locator("ul.gift-list > li.gift-card")).to_have_count(len(structured["gifts"]))

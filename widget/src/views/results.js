@@ -71,6 +71,8 @@ function renderPerson(person) {
     gifts.length
       ? h("ul", { class: "person-gifts", "aria-label": `Gifts for ${person.name}` }, gifts.map(renderGiftItem))
       : h("p", { class: "person-gifts person-note", text: person.note || "No gift fits." }),
+    // Fewer gifts than asked for: the note says why, beside the ones there are.
+    gifts.length && person.note ? h("p", { class: "person-note", text: person.note }) : null,
   );
 }
 
