@@ -6,15 +6,16 @@ Which events are judged, and why:
   the time (`giftgenius.bulk.pipeline`), so by then matching, nine tenths of the work,
   has run long enough for its pace to be known;
 - by their error relative to the time left while at least a fifth of the job's time
-  remains, and by their error in seconds after. The pace of matching wanders from one
-  second to the next (which people come next, what else the machine runs), so in the
-  last seconds a relative error measures that wandering, not the estimate: 2.6 s said
-  with 1.4 s left is 90% off and a second early. Under a second the estimate is held at
-  `MIN_LEFT`.
+  remains, and by their error against the job's whole time after. Matching speeds up as
+  it goes (what it learns of how interests meet gifts is reused), and its pace wanders
+  (which people come next, what else the machine runs); in the last seconds a relative
+  error measures that, not the estimate: 2.6 s said with 1.4 s left is 90% off and a
+  second early. Under a second the estimate is held at `MIN_LEFT`.
 
-Every judged event must be within 50% (or, in the last fifth, within `LATE_SECONDS`): no
-share of outliers is allowed. Apart from those rules, no event but the first (0%, nothing
-to extrapolate from) may lack an estimate or say none left while the job runs.
+Every judged event must be within 50% (or, in the last fifth, within `LATE_SHARE` of the
+job's time, and at least `LATE_SECONDS`): no share of outliers is allowed. Apart from
+those rules, no event but the first (0%, nothing to extrapolate from) may lack an
+estimate or say none left while the job runs.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from tests.giftgenius.staff import staff_csv
 ROWS = 20_000
 WITHIN = 0.5
 LATE_SECONDS = 2.0
+LATE_SHARE = 0.15
 
 
 @pytest.mark.slow
@@ -77,4 +79,5 @@ async def test_the_time_left_is_within_half_of_the_truth() -> None:
     assert len(judged) > 20, table
     assert max(judged) <= WITHIN, f"worst {max(judged):.2f} of a {took:.1f} s job (* judged):\n{table}"
     assert late, table
-    assert max(late) <= LATE_SECONDS, f"worst {max(late):.1f} s off near the end:\n{table}"
+    bound = max(LATE_SECONDS, LATE_SHARE * took)
+    assert max(late) <= bound, f"worst {max(late):.1f} s off near the end of a {took:.1f} s job:\n{table}"
