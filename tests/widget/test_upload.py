@@ -92,6 +92,8 @@ def test_a_picked_file_goes_in_parts_through_the_host_and_one_bar_shows_it_all(
     frame.get_by_role("button", name="Full screen").click()
     host.page.wait_for_function("() => testHost.displayModeRequests.length === 1")
     assert host.host("() => testHost.displayModeRequests") == ["fullscreen"]
+    expect(frame.locator("html")).to_have_attribute("data-display-mode", "fullscreen")
+    expect(frame.get_by_role("button", name="Full screen")).to_be_hidden()
     assert_clean(host)
 
 

@@ -15,12 +15,21 @@ applyHostContext({}); // the system theme until the host says otherwise
 
 const stateStore = createStateStore([() => window.sessionStorage, () => window.localStorage]);
 
+// Full screen already: the view offers no way into it (`.results-fullscreen` is hidden).
+function followDisplayMode(context) {
+  document.documentElement.dataset.displayMode = context?.displayMode === "fullscreen" ? "fullscreen" : "inline";
+}
+
 connectHost({ window, stateStore, onUndecided: () => app.waitForHost() }).then((host) => {
   document.documentElement.dataset.host = host.kind;
   applyHostContext(host.hostContext);
+  followDisplayMode(host.hostContext);
   app.attach(host);
 
-  host.on("host-context-changed", (context) => applyHostContext(context));
+  host.on("host-context-changed", (context) => {
+    applyHostContext(context);
+    followDisplayMode(context);
+  });
   host.on("tool-input", (args) => app.toolInput(args));
   host.on("tool-result", (result) => app.toolResult(result));
   host.on("tool-cancelled", (cancellation) => app.toolCancelled(cancellation));
