@@ -25,6 +25,7 @@ import time
 
 import pytest
 
+import giftgenius.app
 from giftgenius.app import build_server
 from giftgenius.eta import MIN_LEFT
 from herald.jobs.events import JobEvent
@@ -40,12 +41,16 @@ LATE_SHARE = 0.15
 
 
 @pytest.mark.slow
-async def test_the_time_left_is_within_half_of_the_truth() -> None:
+async def test_the_time_left_is_within_half_of_the_truth(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Time is this process's CPU time, for the job's estimate and for the truth alike: on a
+    # machine the test shares with other processes, the wall clock also counts the CPU they
+    # take, which comes and goes as they start and end and no estimate made here can know.
+    monkeypatch.setattr(giftgenius.app, "CLOCK", time.process_time)
     server = build_server()
     heard: list[tuple[float, JobEvent]] = []
 
     def listener(_job: JobRecord, event: JobEvent) -> None:
-        heard.append((time.monotonic(), event))
+        heard.append((time.process_time(), event))
 
     server.jobs.add_listener(listener)  # before the job starts: no event is missed
     async with connect(server) as client, asyncio.timeout(600):
