@@ -109,15 +109,6 @@ ANALYSED = 96.0
 SAVING_STAGE = "saving the results"
 
 
-async def progress_saving(ctx: JobContext, estimator: EtaEstimator) -> None:
-    """Say the result is being saved, as the last stage of the bar."""
-    percentage = ANALYSED + 0.5
-    eta = estimator.update(percentage, CLOCK())
-    await ctx.report_progress(
-        percentage, SAVING_STAGE, eta_seconds=round(eta, 1) if eta is not None else None
-    )
-
-
 def build_server(
     catalog: Catalog | None = None,
     *,
@@ -373,12 +364,14 @@ def build_server(
         offset = DOWNLOAD_SHARE if csv is None else 0.0
         estimator = EtaEstimator(CLOCK(), offset)
 
-        async def progress(share: float, stage: str) -> None:
-            percentage = offset + share * (ANALYSED - offset) / 100
+        async def report(percentage: float, stage: str) -> None:
             eta = estimator.update(percentage, CLOCK())
             await ctx.report_progress(
                 percentage, stage, eta_seconds=round(eta, 1) if eta is not None else None
             )
+
+        async def progress(share: float, stage: str) -> None:
+            await report(offset + share * (ANALYSED - offset) / 100, stage)
 
         try:
             result = await analyze(
@@ -394,7 +387,7 @@ def build_server(
             )
         except BulkInputError as problem:
             raise JobFailure(problem.code, problem.message, problem.hint) from None
-        await progress_saving(ctx, estimator)
+        await report(ANALYSED + 0.5, SAVING_STAGE)
         # Tens of megabytes for a big file: packed as it is written, on a worker thread, as
         # the analysis ran; only the packed bytes are ever held.
         document, export = Packing("application/json"), Packing("text/csv")
